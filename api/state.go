@@ -1,0 +1,193 @@
+package api
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/preconf/preconf/rpc"
+)
+
+// maxStorageValues caps the slots one eth_getStorageValues call may read.
+const maxStorageValues = 1024
+
+// addrAndRef decodes the common (address, block) parameter pair.
+func addrAndRef(p rpc.Params, max int) (common.Address, BlockRef, error) {
+	var addr common.Address
+	if err := p.Max(max); err != nil {
+		return addr, Latest, err
+	}
+	if err := p.Required(0, &addr); err != nil {
+		return addr, Latest, err
+	}
+	ref, err := blockRefParam(p, max-1)
+	return addr, ref, err
+}
+
+func readAccount(r state.Reader, addr common.Address) (*types.StateAccount, error) {
+	acct, err := r.Account(addr)
+	if err != nil {
+		return nil, &rpc.ServerError{Msg: fmt.Sprintf("read account %s: %v", addr, err)}
+	}
+	return acct, nil
+}
+
+func (a *API) getBalance(_ context.Context, p rpc.Params) (any, error) {
+	addr, ref, err := addrAndRef(p, 2)
+	if err != nil {
+		return nil, err
+	}
+	_, r, _, err := a.stateAt(ref)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := readAccount(r, addr)
+	if err != nil {
+		return nil, err
+	}
+	if acct == nil {
+		return json.RawMessage(`"0x0"`), nil
+	}
+	return json.RawMessage(`"` + acct.Balance.Hex() + `"`), nil
+}
+
+func (a *API) getTransactionCount(_ context.Context, p rpc.Params) (any, error) {
+	addr, ref, err := addrAndRef(p, 2)
+	if err != nil {
+		return nil, err
+	}
+	_, r, _, err := a.stateAt(ref)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := readAccount(r, addr)
+	if err != nil {
+		return nil, err
+	}
+	if acct == nil {
+		return hexutil.Uint64(0), nil
+	}
+	return hexutil.Uint64(acct.Nonce), nil
+}
+
+func (a *API) getCode(_ context.Context, p rpc.Params) (any, error) {
+	addr, ref, err := addrAndRef(p, 2)
+	if err != nil {
+		return nil, err
+	}
+	_, r, _, err := a.stateAt(ref)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := readAccount(r, addr)
+	if err != nil {
+		return nil, err
+	}
+	if acct == nil || common.BytesToHash(acct.CodeHash) == types.EmptyCodeHash {
+		return hexutil.Bytes{}, nil
+	}
+	return hexutil.Bytes(r.Code(addr, common.BytesToHash(acct.CodeHash))), nil
+}
+
+func (a *API) getStorageAt(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(3); err != nil {
+		return nil, err
+	}
+	var (
+		addr common.Address
+		key  string
+	)
+	if err := p.Required(0, &addr); err != nil {
+		return nil, err
+	}
+	if err := p.Required(1, &key); err != nil {
+		return nil, err
+	}
+	slot, err := decodeStorageKey(key)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := blockRefParam(p, 2)
+	if err != nil {
+		return nil, err
+	}
+	_, r, _, err := a.stateAt(ref)
+	if err != nil {
+		return nil, err
+	}
+	v, err := r.Storage(addr, slot)
+	if err != nil {
+		return nil, &rpc.ServerError{Msg: fmt.Sprintf("read storage: %v", err)}
+	}
+	return v, nil
+}
+
+// decodeStorageKey accepts a hex key of up to 32 bytes, with or without 0x
+// and of odd length (left-padded), as go-ethereum does.
+func decodeStorageKey(s string) (common.Hash, error) {
+	raw := s
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		s = s[2:]
+	}
+	if len(s)%2 == 1 {
+		s = "0" + s
+	}
+	if len(s) > 64 {
+		return common.Hash{}, rpc.InvalidParams("storage key too long (want at most 32 bytes): %q", raw)
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return common.Hash{}, rpc.InvalidParams("invalid storage key %q: hex string invalid", raw)
+	}
+	return common.BytesToHash(b), nil
+}
+
+func (a *API) getStorageValues(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(2); err != nil {
+		return nil, err
+	}
+	var req map[common.Address][]string
+	if err := p.Required(0, &req); err != nil {
+		return nil, err
+	}
+	if len(req) == 0 {
+		return nil, rpc.InvalidParams("empty request")
+	}
+	total := 0
+	for _, keys := range req {
+		total += len(keys)
+	}
+	if total > maxStorageValues {
+		return nil, rpc.InvalidParams("too many slots requested: %d, limit %d", total, maxStorageValues)
+	}
+	ref, err := blockRefParam(p, 1)
+	if err != nil {
+		return nil, err
+	}
+	_, r, _, err := a.stateAt(ref)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[common.Address][]common.Hash, len(req))
+	for addr, keys := range req {
+		vals := make([]common.Hash, len(keys))
+		for i, k := range keys {
+			slot, err := decodeStorageKey(k)
+			if err != nil {
+				return nil, err
+			}
+			if vals[i], err = r.Storage(addr, slot); err != nil {
+				return nil, &rpc.ServerError{Msg: fmt.Sprintf("read storage: %v", err)}
+			}
+		}
+		out[addr] = vals
+	}
+	return out, nil
+}

@@ -1,0 +1,193 @@
+// Package chain owns the node's sealed chain: the Pebble store (through
+// go-ethereum's rawdb), the genesis, block import, the canonical head with its
+// safe and finalized markers, and state at any stored block (archive).
+package chain
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/beacon"
+	"github.com/ethereum/go-ethereum/consensus/ethash"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethdb"
+	"github.com/ethereum/go-ethereum/ethdb/pebble"
+	"github.com/ethereum/go-ethereum/params"
+)
+
+// Config says where the chain lives and what it starts from.
+type Config struct {
+	// Dir is the database directory; empty keeps everything in memory (tests).
+	Dir string
+	// Genesis is the chain's genesis. Nil means: whatever the database holds,
+	// or the built-in dev genesis for a new database.
+	Genesis *core.Genesis
+	// CacheMB is Pebble's cache size.
+	CacheMB int
+	Logger  *slog.Logger
+}
+
+// Chain is the sealed chain. Its read methods are safe for concurrent use.
+type Chain struct {
+	db     ethdb.Database
+	bc     *core.BlockChain
+	sdb    state.Database // shared, concurrency-safe: readers and StateDBs
+	config *params.ChainConfig
+	log    *slog.Logger
+}
+
+// ErrGenesisMismatch reports a datadir initialised with another genesis.
+var ErrGenesisMismatch = errors.New("datadir holds a different genesis")
+
+// Open opens (or initialises) the chain at cfg.Dir.
+func Open(cfg Config) (*Chain, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if cfg.Dir == "" {
+		db := rawdb.NewMemoryDatabase()
+		return open(db, cfg.Genesis, logger)
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create datadir: %w", err)
+	}
+	cache := cfg.CacheMB
+	if cache <= 0 {
+		cache = 256
+	}
+	kv, err := pebble.New(filepath.Join(cfg.Dir, "chaindata"), cache, 256, "preconf/db/", false)
+	if err != nil {
+		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
+	}
+	// No freezer: the chain stays in the key-value store so every block and
+	// its state remain readable (archive); pruning is a later concern.
+	db := rawdb.NewDatabase(kv)
+	c, err := open(db, cfg.Genesis, logger)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func open(db ethdb.Database, genesis *core.Genesis, logger *slog.Logger) (*Chain, error) {
+	stored := rawdb.ReadCanonicalHash(db, 0)
+	if genesis == nil && stored == (common.Hash{}) {
+		genesis = DevGenesis()
+	}
+	if genesis != nil && stored != (common.Hash{}) {
+		if want := genesis.ToBlock().Hash(); want != stored {
+			return nil, fmt.Errorf("%w: stored genesis %s, --genesis gives %s (use another --datadir)", ErrGenesisMismatch, stored, want)
+		}
+	}
+	bcfg := core.DefaultConfig()
+	bcfg.StateScheme = rawdb.HashScheme
+	bcfg.ArchiveMode = true // every block's state is committed: reads at any height
+	bcfg.TxLookupLimit = 0  // index every transaction
+	bcfg.SnapshotWait = true
+	// Pre-merge blocks of imported chains carry PoW seals we do not verify
+	// (the same trust as `geth import` of a known file); PoS blocks are fully
+	// verified by the beacon engine.
+	engine := beacon.New(ethash.NewFaker())
+	bc, err := core.NewBlockChain(db, genesis, engine, bcfg)
+	if err != nil {
+		var mm *core.GenesisMismatchError
+		if errors.As(err, &mm) {
+			return nil, fmt.Errorf("%w: %v", ErrGenesisMismatch, err)
+		}
+		return nil, fmt.Errorf("open chain: %w", err)
+	}
+	sdb := state.NewMPTDatabase(bc.TrieDB(), bc.CodeDB()).WithSnapshot(bc.Snapshots())
+	return &Chain{db: db, bc: bc, sdb: sdb, config: bc.Config(), log: logger}, nil
+}
+
+// Close flushes and closes the store.
+func (c *Chain) Close() error {
+	c.bc.Stop()
+	return c.db.Close()
+}
+
+// Config is the chain configuration (forks, chain id).
+func (c *Chain) Config() *params.ChainConfig { return c.config }
+
+// BlockChain exposes go-ethereum's chain for the execution engine and the
+// sequencer; readers should prefer the narrower methods below.
+func (c *Chain) BlockChain() *core.BlockChain { return c.bc }
+
+// Database is the underlying store (for components keeping their own keys).
+func (c *Chain) Database() ethdb.Database { return c.db }
+
+// Genesis is block 0.
+func (c *Chain) Genesis() *types.Block { return c.bc.Genesis() }
+
+// Head is the newest sealed block's header.
+func (c *Chain) Head() *types.Header { return c.bc.CurrentBlock() }
+
+// Safe is the safe block's header, or nil when none is marked.
+func (c *Chain) Safe() *types.Header { return c.bc.CurrentSafeBlock() }
+
+// Finalized is the finalized block's header, or nil when none is marked.
+func (c *Chain) Finalized() *types.Header { return c.bc.CurrentFinalBlock() }
+
+// SetSafe marks h safe; SetFinalized marks it finalized (persisted).
+func (c *Chain) SetSafe(h *types.Header)      { c.bc.SetSafe(h) }
+func (c *Chain) SetFinalized(h *types.Header) { c.bc.SetFinalized(h) }
+
+// HeaderByNumber returns the canonical header at n, or nil.
+func (c *Chain) HeaderByNumber(n uint64) *types.Header { return c.bc.GetHeaderByNumber(n) }
+
+// HeaderByHash returns the header with hash h (canonical or not), or nil.
+func (c *Chain) HeaderByHash(h common.Hash) *types.Header { return c.bc.GetHeaderByHash(h) }
+
+// BlockByNumber returns the canonical block at n, or nil.
+func (c *Chain) BlockByNumber(n uint64) *types.Block { return c.bc.GetBlockByNumber(n) }
+
+// BlockByHash returns the block with hash h, or nil.
+func (c *Chain) BlockByHash(h common.Hash) *types.Block { return c.bc.GetBlockByHash(h) }
+
+// IsCanonical reports whether h is the canonical header at its height.
+func (c *Chain) IsCanonical(h *types.Header) bool {
+	return c.bc.GetCanonicalHash(h.Number.Uint64()) == h.Hash()
+}
+
+// Receipts returns the block's receipts with all derived fields filled.
+func (c *Chain) Receipts(b *types.Block) types.Receipts {
+	return c.bc.GetReceiptsByHash(b.Hash())
+}
+
+// TxLookup finds a canonical transaction by hash: the transaction, its block
+// hash, number and index. ok is false when it is unknown.
+func (c *Chain) TxLookup(hash common.Hash) (tx *types.Transaction, blockHash common.Hash, number, index uint64, ok bool) {
+	num := rawdb.ReadTxLookupEntry(c.db, hash)
+	if num == nil {
+		return nil, common.Hash{}, 0, 0, false
+	}
+	b := c.bc.GetBlockByNumber(*num)
+	if b == nil {
+		return nil, common.Hash{}, 0, 0, false
+	}
+	for i, t := range b.Transactions() {
+		if t.Hash() == hash {
+			return t, b.Hash(), *num, uint64(i), true
+		}
+	}
+	return nil, common.Hash{}, 0, 0, false
+}
+
+// StateAt opens a fresh (not concurrency-safe) StateDB at the header's root.
+func (c *Chain) StateAt(h *types.Header) (*state.StateDB, error) {
+	return state.New(h.Root, c.sdb)
+}
+
+// StateReader returns a concurrency-safe reader of the state at root.
+func (c *Chain) StateReader(root common.Hash) (state.Reader, error) {
+	return c.sdb.Reader(root)
+}

@@ -1,0 +1,125 @@
+// Command preconf runs a JSON-RPC node serving an Ethereum-compatible chain's
+// pre-confirmed state. It only parses flags and wires packages together.
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/preconf/preconf/api"
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/node"
+)
+
+// version is set with -ldflags "-X main.version=…" by release builds.
+var version = "0.1.0-dev"
+
+// envName maps a flag name to its environment variable: --http.addr → PRECONF_HTTP_ADDR.
+func envName(flag string) []string {
+	r := strings.NewReplacer(".", "_", "-", "_")
+	return []string{"PRECONF_" + strings.ToUpper(r.Replace(flag))}
+}
+
+func defaultDataDir() string {
+	if d, err := os.UserHomeDir(); err == nil && d != "" {
+		return filepath.Join(d, ".preconf")
+	}
+	return ".preconf"
+}
+
+// nodeFlags are the flags of the node itself (the default command).
+var nodeFlags = []cli.Flag{
+	&cli.StringFlag{Name: "datadir", Value: defaultDataDir(), Usage: "data directory (chain database, wallet registry)", EnvVars: envName("datadir")},
+	&cli.StringFlag{Name: "http.addr", Value: "127.0.0.1", Usage: "HTTP JSON-RPC listening address", EnvVars: envName("http.addr")},
+	&cli.IntFlag{Name: "http.port", Value: 8545, Usage: "HTTP JSON-RPC listening port", EnvVars: envName("http.port")},
+	&cli.StringSliceFlag{Name: "http.corsdomain", Usage: "browser origins allowed to call the node (comma separated, * for any); CORS is off by default", EnvVars: envName("http.corsdomain")},
+	&cli.Int64Flag{Name: "http.maxbody", Value: 5 << 20, Usage: "request body limit in bytes (413 above it)", EnvVars: envName("http.maxbody")},
+	&cli.IntFlag{Name: "rpc.batch-limit", Value: 1000, Usage: "maximum requests in one JSON-RPC batch", EnvVars: envName("rpc.batch-limit")},
+	&cli.StringFlag{Name: "genesis", Usage: "go-ethereum genesis JSON file (default: the built-in dev chain, id 1337)", EnvVars: envName("genesis")},
+	&cli.StringSliceFlag{Name: "import", Usage: "RLP block file to import before serving (repeatable; known blocks are skipped)", EnvVars: envName("import")},
+	&cli.DurationFlag{Name: "block-time", Value: defaultBlockTime, Usage: "seal a block this often (0: never seal, the chain stays as imported)", EnvVars: envName("block-time")},
+	&cli.StringFlag{Name: "log.level", Value: "info", Usage: "log level: debug, info, warn, error", EnvVars: envName("log.level")},
+}
+
+func main() {
+	app := &cli.App{
+		Name:    "preconf",
+		Usage:   "a JSON-RPC node serving pre-confirmed (flashblock) state",
+		Version: version,
+		Flags:   nodeFlags,
+		Action:  runNode,
+		// Bad flags are a usage error: say so and exit non-zero.
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return cli.Exit(fmt.Sprintf("preconf: %v (see --help)", err), 2)
+		},
+		Commands: commands,
+	}
+	if err := app.Run(os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "preconf:", err)
+		os.Exit(1)
+	}
+}
+
+// commands are sub-commands other files add (follow, wallet, bench, …).
+var commands []*cli.Command
+
+const defaultBlockTime = 2_000_000_000 // 2s, as a time.Duration
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("bad --log.level %q: %w", level, err)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+func runNode(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return cli.Exit(fmt.Sprintf("preconf: unexpected argument %q (see --help)", c.Args().First()), 2)
+	}
+	logger, err := newLogger(c.String("log.level"))
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	slog.SetDefault(logger)
+	api.Version = "preconf/v" + version
+	cfg := node.Config{
+		DataDir:     c.String("datadir"),
+		Imports:     c.StringSlice("import"),
+		HTTPAddr:    c.String("http.addr"),
+		HTTPPort:    c.Int("http.port"),
+		MaxBody:     c.Int64("http.maxbody"),
+		CORSOrigins: c.StringSlice("http.corsdomain"),
+		BatchLimit:  c.Int("rpc.batch-limit"),
+		BlockTime:   c.Duration("block-time"),
+		Logger:      logger,
+	}
+	if cfg.BlockTime < 0 {
+		return cli.Exit("preconf: --block-time must not be negative", 2)
+	}
+	if g := c.String("genesis"); g != "" {
+		if cfg.Genesis, err = chain.LoadGenesis(g); err != nil {
+			return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
+		}
+	}
+	n, err := node.New(cfg)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
+	}
+	if err := n.Start(nil); err != nil {
+		n.Close()
+		return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	logger.Info("shutting down")
+	return n.Close()
+}

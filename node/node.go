@@ -1,0 +1,136 @@
+// Package node assembles a running preconf node from its parts: the chain,
+// the pending source, the method handlers and the HTTP listener. It holds no
+// logic of its own beyond start-up order and shutdown.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ethereum/go-ethereum/core"
+
+	"github.com/preconf/preconf/api"
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/rpc"
+)
+
+// Config is everything a node needs to start.
+type Config struct {
+	DataDir string        // "" = in memory
+	Genesis *core.Genesis // nil = stored genesis, or the dev genesis for a new datadir
+	Imports []string      // RLP block files imported before serving
+
+	HTTPAddr    string // default 127.0.0.1
+	HTTPPort    int    // 0 = any free port
+	MaxBody     int64
+	CORSOrigins []string
+	BatchLimit  int
+
+	BlockTime time.Duration // 0: never seal new blocks
+
+	Logger *slog.Logger
+}
+
+// Node is a running node.
+type Node struct {
+	cfg     Config
+	log     *slog.Logger
+	Chain   *chain.Chain
+	Pending *pending.Source
+	RPC     *rpc.Server
+
+	listener net.Listener
+	http     *http.Server
+	mux      *http.ServeMux
+	closers  []func() error
+}
+
+// New opens the chain, imports blocks and registers the methods. It does not
+// listen yet: Start does.
+func New(cfg Config) (*Node, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	c, err := chain.Open(chain.Config{Dir: cfg.DataDir, Genesis: cfg.Genesis, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: logger, Chain: c, Pending: new(pending.Source)}
+	n.closers = append(n.closers, c.Close)
+	for _, f := range cfg.Imports {
+		res, err := c.ImportFile(f)
+		if err != nil {
+			n.Close()
+			return nil, err
+		}
+		logger.Info("import done", "file", f, "imported", res.Imported, "skipped", res.Skipped, "head", c.Head().Number)
+	}
+	n.RPC = rpc.NewServer(rpc.Options{BatchLimit: cfg.BatchLimit, Logger: logger})
+	api.New(c, n.Pending).Register(n.RPC)
+	n.mux = http.NewServeMux()
+	return n, nil
+}
+
+// Handle adds an HTTP handler on a path other than "/" (e.g. a websocket feed).
+func (n *Node) Handle(pattern string, h http.Handler) { n.mux.Handle(pattern, h) }
+
+// OnClose registers a function run at Close, in reverse order.
+func (n *Node) OnClose(f func() error) { n.closers = append(n.closers, f) }
+
+// Start listens on the configured address and serves in the background.
+func (n *Node) Start(other http.Handler) error {
+	addr := n.cfg.HTTPAddr
+	if addr == "" {
+		addr = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(n.cfg.HTTPPort)))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	n.listener = ln
+	rpcHandler := n.RPC.HTTPHandler(rpc.HTTPOptions{MaxBody: n.cfg.MaxBody, CORSOrigins: n.cfg.CORSOrigins, Other: other})
+	n.mux.Handle("/", rpcHandler)
+	n.http = &http.Server{
+		Handler:           n.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	go func() {
+		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.log.Error("http server", "err", err)
+		}
+	}()
+	n.log.Info("serving JSON-RPC", "url", "http://"+ln.Addr().String())
+	return nil
+}
+
+// Addr is the listening address (after Start).
+func (n *Node) Addr() string { return n.listener.Addr().String() }
+
+// URL is the node's HTTP URL (after Start).
+func (n *Node) URL() string { return "http://" + n.Addr() }
+
+// Close stops serving and closes everything, newest first.
+func (n *Node) Close() error {
+	if n.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		n.http.Shutdown(ctx)
+		cancel()
+	}
+	var errs []error
+	for i := len(n.closers) - 1; i >= 0; i-- {
+		if err := n.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	n.closers = nil
+	return errors.Join(errs...)
+}

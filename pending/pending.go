@@ -1,0 +1,82 @@
+// Package pending holds the pre-confirmed view of the chain: an immutable
+// snapshot of the block being built (its environment, transactions, receipts
+// and the state they produced), published by one writer (the sequencer or the
+// follower) and read by any number of readers without locks.
+package pending
+
+import (
+	"sync/atomic"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// Snapshot is the pre-confirmed state after one flashblock. Once published it
+// is never mutated: readers may hold it for as long as a request lasts.
+type Snapshot struct {
+	// Parent is the sealed block the pending block builds on.
+	Parent *types.Header
+	// Header is the pending block's header as of this flashblock: number,
+	// timestamp, base fee, fee recipient, gas limit and cumulative gas used.
+	// Root, ReceiptHash and Bloom are only final once the block is sealed.
+	Header *types.Header
+	// Index is the flashblock index within the block (0, 1, …).
+	Index uint64
+	// Txs and Receipts are the pre-confirmed transactions so far, in order.
+	// Receipts have their block number, transaction index and log indexes set.
+	Txs      types.Transactions
+	Receipts types.Receipts
+	// State reads the pending state: the parent's state with every
+	// pre-confirmed transaction applied. Safe for concurrent use.
+	State state.Reader
+	// Withdrawals of the pending block (usually none on a rollup).
+	Withdrawals types.Withdrawals
+
+	txIndex map[common.Hash]int
+}
+
+// Block assembles the pending block (header, transactions, no uncles).
+func (s *Snapshot) Block() *types.Block {
+	body := &types.Body{Transactions: s.Txs, Withdrawals: s.Withdrawals}
+	return types.NewBlockWithHeader(s.Header).WithBody(*body)
+}
+
+// Tx finds a pre-confirmed transaction by hash.
+func (s *Snapshot) Tx(hash common.Hash) (tx *types.Transaction, receipt *types.Receipt, index int, ok bool) {
+	i, ok := s.txIndex[hash]
+	if !ok {
+		return nil, nil, 0, false
+	}
+	var r *types.Receipt
+	if i < len(s.Receipts) {
+		r = s.Receipts[i]
+	}
+	return s.Txs[i], r, i, true
+}
+
+// Seal prepares a snapshot for publication (builds lookup indexes). It must
+// be called once, before Publish.
+func (s *Snapshot) Seal() *Snapshot {
+	s.txIndex = make(map[common.Hash]int, len(s.Txs))
+	for i, tx := range s.Txs {
+		s.txIndex[tx.Hash()] = i
+	}
+	return s
+}
+
+// Source is the publication point: one writer publishes, readers load.
+type Source struct {
+	cur atomic.Pointer[Snapshot]
+}
+
+// Current returns the latest published snapshot, or nil before the first.
+func (s *Source) Current() *Snapshot { return s.cur.Load() }
+
+// Publish makes snap the current snapshot. snap must not change afterwards.
+func (s *Source) Publish(snap *Snapshot) {
+	if snap != nil && snap.txIndex == nil {
+		snap.Seal()
+	}
+	s.cur.Store(snap)
+}

@@ -1,0 +1,253 @@
+// Package rpc is the JSON-RPC 2.0 layer: the envelope, the method table,
+// typed errors with codes, limits, and the HTTP transport. It knows nothing of
+// the chain: methods are plain functions registered by other packages.
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+)
+
+// Handler answers one method call. The result is encoded with encoding/json,
+// except json.RawMessage, which is written verbatim (precomputed answers).
+type Handler func(ctx context.Context, params Params) (any, error)
+
+// Options are the server's limits.
+type Options struct {
+	// BatchLimit caps the number of requests in one batch (default 1000).
+	BatchLimit int
+	// BatchResponseMaxSize caps the bytes of one batch's answers (default 25 MiB).
+	BatchResponseMaxSize int
+	Logger               *slog.Logger
+}
+
+// Server dispatches JSON-RPC messages to registered handlers. Register all
+// methods before serving; the table is read without locks afterwards.
+type Server struct {
+	methods map[string]Handler
+	opts    Options
+	log     *slog.Logger
+}
+
+// NewServer returns an empty server.
+func NewServer(opts Options) *Server {
+	if opts.BatchLimit <= 0 {
+		opts.BatchLimit = 1000
+	}
+	if opts.BatchResponseMaxSize <= 0 {
+		opts.BatchResponseMaxSize = 25 << 20
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Server{methods: make(map[string]Handler), opts: opts, log: opts.Logger}
+}
+
+// Register adds (or replaces) a method.
+func (s *Server) Register(name string, h Handler) { s.methods[name] = h }
+
+// Has reports whether a method is registered.
+func (s *Server) Has(name string) bool { _, ok := s.methods[name]; return ok }
+
+// Methods lists the registered method names.
+func (s *Server) Methods() []string {
+	out := make([]string, 0, len(s.methods))
+	for m := range s.methods {
+		out = append(out, m)
+	}
+	return out
+}
+
+// request is the wire form of one call. Fields are raw so that their JSON
+// types can be checked exactly (jsonrpc must be the string "2.0", etc.).
+type request struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	ID      json.RawMessage `json:"id"`
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// Handle answers one message (a single request or a batch) and returns the
+// response bytes, or nil when nothing is to be sent (only notifications).
+func (s *Server) Handle(ctx context.Context, body []byte) []byte {
+	body = bytes.TrimSpace(body)
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bufPool.Put(buf)
+
+	if len(body) > 0 && body[0] == '[' {
+		var msgs []json.RawMessage
+		if err := json.Unmarshal(body, &msgs); err != nil {
+			writeError(buf, nil, &ParseError{Msg: "parse error: " + err.Error()})
+			return cloneBytes(buf)
+		}
+		if len(msgs) == 0 {
+			writeError(buf, nil, &InvalidRequestError{Msg: "empty batch"})
+			return cloneBytes(buf)
+		}
+		if len(msgs) > s.opts.BatchLimit {
+			writeError(buf, nil, &InvalidRequestError{Msg: fmt.Sprintf("batch too large: %d requests, limit %d", len(msgs), s.opts.BatchLimit)})
+			return cloneBytes(buf)
+		}
+		buf.WriteByte('[')
+		wrote := false
+		for _, m := range msgs {
+			mark := buf.Len()
+			if wrote {
+				buf.WriteByte(',')
+			}
+			if s.handleOne(ctx, m, buf) {
+				wrote = true
+			} else {
+				buf.Truncate(mark)
+			}
+			if buf.Len() > s.opts.BatchResponseMaxSize {
+				buf.Reset()
+				writeError(buf, nil, &LimitExceededError{Msg: "response too large"})
+				return cloneBytes(buf)
+			}
+		}
+		if !wrote {
+			return nil
+		}
+		buf.WriteByte(']')
+		return cloneBytes(buf)
+	}
+	if !json.Valid(body) {
+		writeError(buf, nil, &ParseError{Msg: "parse error: invalid JSON"})
+		return cloneBytes(buf)
+	}
+	if !s.handleOne(ctx, body, buf) {
+		return nil
+	}
+	return cloneBytes(buf)
+}
+
+func cloneBytes(b *bytes.Buffer) []byte { return append([]byte(nil), b.Bytes()...) }
+
+// handleOne answers one request into buf; false means no answer (a notification).
+func (s *Server) handleOne(ctx context.Context, msg json.RawMessage, buf *bytes.Buffer) bool {
+	var req request
+	if len(msg) == 0 || msg[0] != '{' {
+		writeError(buf, nil, &InvalidRequestError{Msg: "invalid request: not an object"})
+		return true
+	}
+	if err := json.Unmarshal(msg, &req); err != nil {
+		writeError(buf, nil, &InvalidRequestError{Msg: "invalid request: " + err.Error()})
+		return true
+	}
+	id, ok := validID(req.ID)
+	if !ok {
+		writeError(buf, nil, &InvalidRequestError{Msg: "invalid request: id must be a number, a string or null"})
+		return true
+	}
+	if string(req.JSONRPC) != `"2.0"` {
+		writeError(buf, id, &InvalidRequestError{Msg: `invalid request: "jsonrpc" must be "2.0"`})
+		return true
+	}
+	var method string
+	if len(req.Method) == 0 || req.Method[0] != '"' || json.Unmarshal(req.Method, &method) != nil || method == "" {
+		writeError(buf, id, &InvalidRequestError{Msg: `invalid request: "method" must be a non-empty string`})
+		return true
+	}
+	notification := req.ID == nil
+	params, err := splitParams(req.Params)
+	if err != nil {
+		if notification {
+			return false
+		}
+		writeError(buf, id, err)
+		return true
+	}
+	result, err := s.call(ctx, method, params)
+	if notification {
+		return false
+	}
+	if err != nil {
+		writeError(buf, id, err)
+		return true
+	}
+	writeResult(buf, id, result)
+	return true
+}
+
+// call runs the handler, turning a panic into an internal error so that no
+// input can take the node down.
+func (s *Server) call(ctx context.Context, method string, params Params) (result any, err error) {
+	h, ok := s.methods[method]
+	if !ok {
+		return nil, &MethodNotFoundError{Method: method}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panic", "method", method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, &InternalError{Msg: "internal error"}
+		}
+	}()
+	return h(ctx, params)
+}
+
+// validID accepts absent, null, numbers and strings, as every node does.
+func validID(id json.RawMessage) (json.RawMessage, bool) {
+	if len(id) == 0 {
+		return nil, true
+	}
+	switch c := id[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return id, true
+	case string(id) == "null":
+		return id, true
+	}
+	return nil, false
+}
+
+func writeResult(buf *bytes.Buffer, id json.RawMessage, result any) {
+	mark := buf.Len()
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	writeID(buf, id)
+	buf.WriteString(`,"result":`)
+	switch r := result.(type) {
+	case json.RawMessage:
+		buf.Write(r)
+	case nil:
+		buf.WriteString("null")
+	default:
+		enc, err := json.Marshal(r)
+		if err != nil {
+			buf.Truncate(mark)
+			writeError(buf, id, &InternalError{Msg: "encode result: " + err.Error()})
+			return
+		}
+		buf.Write(enc)
+	}
+	buf.WriteByte('}')
+}
+
+func writeError(buf *bytes.Buffer, id json.RawMessage, err error) {
+	obj := toErrorObject(err)
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	writeID(buf, id)
+	buf.WriteString(`,"error":`)
+	enc, mErr := json.Marshal(obj)
+	if mErr != nil { // data that cannot be encoded: drop it, keep code and message
+		obj.Data = nil
+		enc, _ = json.Marshal(obj)
+	}
+	buf.Write(enc)
+	buf.WriteByte('}')
+}
+
+func writeID(buf *bytes.Buffer, id json.RawMessage) {
+	if len(id) == 0 {
+		buf.WriteString("null")
+		return
+	}
+	buf.Write(id)
+}
