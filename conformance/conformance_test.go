@@ -1,0 +1,71 @@
+package conformance_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/conformance"
+	"github.com/preconf/preconf/node"
+)
+
+// categories are the fixture folders this node must pass, method by method.
+var categories = []string{
+	"eth_blockNumber",
+	"eth_getBalance",
+	"eth_getCode",
+	"eth_getStorageAt",
+	"eth_getStorageValues",
+	"eth_getTransactionCount",
+	"eth_syncing",
+}
+
+// fixtureDir finds the fixtures; under CI=true their absence fails the test.
+func fixtureDir(t testing.TB) string {
+	t.Helper()
+	dir := conformance.Dir()
+	if _, err := os.Stat(filepath.Join(dir, "chain.rlp")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("conformance fixtures missing at %s (set %s): %v", dir, conformance.EnvDir, err)
+		}
+		t.Skipf("conformance fixtures not found at %s (set %s)", dir, conformance.EnvDir)
+	}
+	return dir
+}
+
+// startNode runs a node on the execution-apis test chain, in memory.
+func startNode(t testing.TB, dir string) *node.Node {
+	t.Helper()
+	g, err := chain.LoadGenesis(filepath.Join(dir, "genesis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.New(node.Config{Genesis: g, Imports: []string{filepath.Join(dir, "chain.rlp")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(nil); err != nil {
+		n.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+func TestConformance(t *testing.T) {
+	dir := fixtureDir(t)
+	cases, err := conformance.Load(dir, categories)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, dir)
+	client := conformance.NewClient()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			if d := conformance.Run(client, n.URL(), c); d != "" {
+				t.Errorf("%s", d)
+			}
+		})
+	}
+}
