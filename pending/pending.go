@@ -5,10 +5,10 @@
 package pending
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
@@ -29,7 +29,7 @@ type Snapshot struct {
 	Receipts types.Receipts
 	// State reads the pending state: the parent's state with every
 	// pre-confirmed transaction applied. Safe for concurrent use.
-	State state.Reader
+	State *State
 	// Withdrawals of the pending block (usually none on a rollup).
 	Withdrawals types.Withdrawals
 
@@ -65,9 +65,12 @@ func (s *Snapshot) Seal() *Snapshot {
 	return s
 }
 
-// Source is the publication point: one writer publishes, readers load.
+// Source is the publication point: one writer publishes, readers load, and
+// subscribers are told of each publication without ever slowing the writer.
 type Source struct {
-	cur atomic.Pointer[Snapshot]
+	cur  atomic.Pointer[Snapshot]
+	mu   sync.Mutex
+	subs map[chan *Snapshot]struct{}
 }
 
 // Current returns the latest published snapshot, or nil before the first.
@@ -79,4 +82,33 @@ func (s *Source) Publish(snap *Snapshot) {
 		snap.Seal()
 	}
 	s.cur.Store(snap)
+	s.mu.Lock()
+	for ch := range s.subs {
+		select {
+		case ch <- snap:
+		default: // a slow subscriber misses updates; it can always Load the newest
+		}
+	}
+	s.mu.Unlock()
+}
+
+// Subscribe returns a channel receiving every published snapshot (buffered;
+// when the subscriber falls behind, updates are dropped, never queued
+// without bound) and a function that ends the subscription.
+func (s *Source) Subscribe(buffer int) (<-chan *Snapshot, func()) {
+	ch := make(chan *Snapshot, buffer)
+	s.mu.Lock()
+	if s.subs == nil {
+		s.subs = make(map[chan *Snapshot]struct{})
+	}
+	s.subs[ch] = struct{}{}
+	s.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			delete(s.subs, ch)
+			s.mu.Unlock()
+		})
+	}
 }
