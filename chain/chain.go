@@ -187,6 +187,9 @@ func (c *Chain) StateAt(h *types.Header) (*state.StateDB, error) {
 	return state.New(h.Root, c.sdb)
 }
 
+// StateDatabase is the shared state database (for StateDBs over custom readers).
+func (c *Chain) StateDatabase() state.Database { return c.sdb }
+
 // StateReader returns a concurrency-safe reader of the state at root.
 func (c *Chain) StateReader(root common.Hash) (state.Reader, error) {
 	return c.sdb.Reader(root)

@@ -18,11 +18,20 @@ type Snapshot struct {
 	// Parent is the sealed block the pending block builds on.
 	Parent *types.Header
 	// Header is the pending block's header as of this flashblock: number,
-	// timestamp, base fee, fee recipient, gas limit and cumulative gas used.
-	// Root, ReceiptHash and Bloom are only final once the block is sealed.
+	// timestamp, base fee, fee recipient, gas limit, and the cumulative gas
+	// used, state root, receipts root and bloom of the block so far (so
+	// Header.Hash() is the flashblocks "block_hash" so far). Only the sealed
+	// block's hash is final.
 	Header *types.Header
 	// Index is the flashblock index within the block (0, 1, …).
 	Index uint64
+	// PayloadID names the block being built (constant across its flashblocks).
+	PayloadID [8]byte
+	// NewTxs is how many of Txs (the last ones) this flashblock added.
+	NewTxs int
+	// Diff is the state this flashblock alone wrote (for feeds and metadata);
+	// State already includes it.
+	Diff *Diff
 	// Txs and Receipts are the pre-confirmed transactions so far, in order.
 	// Receipts have their block number, transaction index and log indexes set.
 	Txs      types.Transactions
