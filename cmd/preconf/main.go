@@ -89,6 +89,11 @@ func runNode(c *cli.Context) error {
 		return cli.Exit(err.Error(), 2)
 	}
 	slog.SetDefault(logger)
+	stopPprof, err := startPprof(c, logger)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
+	}
+	defer stopPprof()
 	api.Version = "preconf/v" + version
 	cfg := node.Config{
 		DataDir:     c.String("datadir"),

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The load generator: N goroutines, each with its own keep-alive HTTP/1.1
+// connection, send pre-encoded POST requests back to back (closed loop, like
+// wrk) for a fixed duration or until a request budget is spent. It is written
+// on a bare net.Conn so that the client costs little CPU: the node under test
+// shares the machine with it.
+
+// loadConfig is one load run.
+type loadConfig struct {
+	Addr        string        // host:port
+	Conns       int           // concurrent connections
+	Duration    time.Duration // measuring time
+	MaxRequests int64         // request budget over all connections (0: no bound)
+	Bodies      [][]byte      // JSON-RPC bodies, cycled through by each connection
+	Check       func([]byte) error
+}
+
+// loadResult is what one run measured.
+type loadResult struct {
+	Requests   int64         `json:"requests"`
+	Errors     int64         `json:"errors"`
+	FirstError string        `json:"first_error,omitempty"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	RPS        float64       `json:"rps"`
+	P50        time.Duration `json:"p50_ns"`
+	P99        time.Duration `json:"p99_ns"`
+	Max        time.Duration `json:"max_ns"`
+}
+
+// runLoad runs one closed-loop load test.
+func runLoad(cfg loadConfig) (loadResult, error) {
+	if cfg.Conns <= 0 || cfg.Duration <= 0 || len(cfg.Bodies) == 0 {
+		return loadResult{}, errors.New("load: need connections, a duration and at least one body")
+	}
+	reqs := make([][]byte, len(cfg.Bodies))
+	for i, b := range cfg.Bodies {
+		reqs[i] = httpRequest(cfg.Addr, b)
+	}
+	conns := make([]*client, cfg.Conns)
+	for i := range conns {
+		c, err := dial(cfg.Addr)
+		if err != nil {
+			for _, c := range conns[:i] {
+				c.close()
+			}
+			return loadResult{}, err
+		}
+		conns[i] = c
+	}
+	defer func() {
+		for _, c := range conns {
+			c.close()
+		}
+	}()
+
+	var (
+		issued   atomic.Int64
+		errCount atomic.Int64
+		errOnce  sync.Once
+		firstErr string
+		wg       sync.WaitGroup
+		start    = make(chan struct{})
+		lats     = make([][]time.Duration, cfg.Conns)
+	)
+	budget := cfg.MaxRequests
+	if budget <= 0 {
+		budget = 1 << 62
+	}
+	perConn := int(min(budget/int64(cfg.Conns)+1, 1<<20))
+	var end time.Time
+	for w := range conns {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			c := conns[w]
+			mine := make([]time.Duration, 0, perConn)
+			<-start
+			c.conn.SetDeadline(end.Add(10 * time.Second))
+			for i := w; ; i++ {
+				now := time.Now()
+				if !now.Before(end) || issued.Add(1) > budget {
+					break
+				}
+				body, err := c.do(reqs[i%len(reqs)])
+				lat := time.Since(now)
+				if err == nil && cfg.Check != nil {
+					err = cfg.Check(body)
+				}
+				if err != nil {
+					errCount.Add(1)
+					errOnce.Do(func() { firstErr = err.Error() })
+				} else {
+					mine = append(mine, lat)
+				}
+				if c.broken { // an I/O error or "Connection: close"
+					if c.redial(cfg.Addr) != nil {
+						break
+					}
+					c.conn.SetDeadline(end.Add(10 * time.Second))
+				}
+			}
+			lats[w] = mine
+		}(w)
+	}
+	t0 := time.Now()
+	end = t0.Add(cfg.Duration)
+	close(start)
+	wg.Wait()
+	elapsed := time.Since(t0)
+
+	var all []time.Duration
+	for _, l := range lats {
+		all = append(all, l...)
+	}
+	slices.Sort(all)
+	res := loadResult{
+		Requests:   int64(len(all)),
+		Errors:     errCount.Load(),
+		FirstError: firstErr,
+		Elapsed:    elapsed,
+		P50:        percentile(all, 0.50),
+		P99:        percentile(all, 0.99),
+	}
+	if len(all) > 0 {
+		res.Max = all[len(all)-1]
+	}
+	if elapsed > 0 {
+		res.RPS = float64(res.Requests) / elapsed.Seconds()
+	}
+	return res, nil
+}
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.999999) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// httpRequest encodes a keep-alive JSON POST to "/".
+func httpRequest(addr string, body []byte) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", addr, len(body))
+	b.Write(body)
+	return b.Bytes()
+}
+
+// client is one keep-alive HTTP/1.1 connection.
+type client struct {
+	conn   net.Conn
+	r      *bufio.Reader
+	body   []byte
+	broken bool // the connection must be redialled
+}
+
+func dial(addr string) (*client, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("load: dial %s: %w", addr, err)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	return &client{conn: conn, r: bufio.NewReaderSize(conn, 64<<10)}, nil
+}
+
+func (c *client) redial(addr string) error {
+	c.conn.Close()
+	nc, err := dial(addr)
+	if err != nil {
+		return err
+	}
+	*c = *nc
+	return nil
+}
+
+func (c *client) close() { c.conn.Close() }
+
+// do sends one request and reads the response body (valid until the next call).
+func (c *client) do(req []byte) ([]byte, error) {
+	if _, err := c.conn.Write(req); err != nil {
+		c.broken = true
+		return nil, err
+	}
+	body, status, err := c.readResponse()
+	if err != nil {
+		c.broken = true
+		return nil, err
+	}
+	if status != 200 {
+		return nil, fmt.Errorf("HTTP status %d: %.200s", status, body)
+	}
+	return body, nil
+}
+
+// readResponse parses a status line, headers and a Content-Length or chunked body.
+func (c *client) readResponse() (body []byte, status int, err error) {
+	line, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return nil, 0, fmt.Errorf("read status: %w", err)
+	}
+	// "HTTP/1.1 200 OK"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return nil, 0, fmt.Errorf("bad status line %q", line)
+	}
+	status, err = strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return nil, 0, fmt.Errorf("bad status line %q", line)
+	}
+	length, chunked, closing := -1, false, false
+	for {
+		line, err = c.r.ReadSlice('\n')
+		if err != nil {
+			return nil, 0, fmt.Errorf("read header: %w", err)
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			break
+		}
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		v = bytes.TrimSpace(v)
+		switch {
+		case asciiEqualFold(k, "content-length"):
+			if length, err = strconv.Atoi(string(v)); err != nil {
+				return nil, 0, fmt.Errorf("bad content-length %q", v)
+			}
+		case asciiEqualFold(k, "transfer-encoding"):
+			chunked = asciiEqualFold(v, "chunked")
+		case asciiEqualFold(k, "connection"):
+			closing = asciiEqualFold(v, "close")
+		}
+	}
+	c.body = c.body[:0]
+	switch {
+	case chunked:
+		for {
+			line, err = c.r.ReadSlice('\n')
+			if err != nil {
+				return nil, 0, fmt.Errorf("read chunk size: %w", err)
+			}
+			sz, _, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(";"))
+			n, err := strconv.ParseInt(string(sz), 16, 64)
+			if err != nil || n < 0 || n > 64<<20 {
+				return nil, 0, fmt.Errorf("bad chunk size %q", line)
+			}
+			if err := c.readN(int(n)); err != nil {
+				return nil, 0, err
+			}
+			if _, err := c.r.Discard(2); err != nil { // CRLF after the chunk
+				return nil, 0, err
+			}
+			if n == 0 {
+				break
+			}
+		}
+	case length >= 0:
+		if length > 64<<20 {
+			return nil, 0, fmt.Errorf("response too large: %d bytes", length)
+		}
+		if err := c.readN(length); err != nil {
+			return nil, 0, err
+		}
+	default:
+		return nil, 0, errors.New("response without length (not keep-alive)")
+	}
+	if closing {
+		c.broken = true
+	}
+	return c.body, status, nil
+}
+
+func (c *client) readN(n int) error {
+	off := len(c.body)
+	c.body = slices.Grow(c.body, n)[:off+n]
+	_, err := io.ReadFull(c.r, c.body[off:])
+	return err
+}
+
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,349 @@
+// Command bench compares preconf's JSON-RPC read throughput and latency with
+// anvil's and geth's in one run, on the same machine, from the same genesis:
+//
+//	go run ./bench                      # 3 rounds × 7 workloads × 3 nodes
+//	go run ./bench -duration 5s -rounds 5 -conns 64
+//
+// It installs missing peers (anvil from npm, geth with go install) into a
+// cache, builds preconf from this checkout, starts each node in turn on
+// loopback (ports 48545-48560), drives each workload with a closed-loop Go
+// load generator (keep-alive HTTP/1.1, N connections, fixed duration, bounded
+// request count), alternates the node order across rounds, and reports the
+// per-workload medians and the ratios preconf/peer as a Markdown table (on
+// stdout and in a file) and as JSON. It exits non-zero on errors (a peer
+// missing, a node failing, wrong or failed answers), never on slowness.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// options are the command line.
+type options struct {
+	Duration    time.Duration `json:"duration_ns"`
+	Warmup      time.Duration `json:"warmup_ns"`
+	Rounds      int           `json:"rounds"`
+	Conns       int           `json:"conns"`
+	MaxRequests int64         `json:"max_requests"`
+	Nodes       []string      `json:"nodes"`
+	Workloads   []string      `json:"workloads,omitempty"`
+	Cache       string        `json:"-"`
+	Out         string        `json:"-"`
+	NoInstall   bool          `json:"-"`
+	Profile     bool          `json:"-"`
+	Keep        bool          `json:"-"`
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func defaultCache() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "preconf-bench")
+	}
+	return filepath.Join(".bench", "cache")
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.DurationVar(&o.Duration, "duration", 3*time.Second, "measuring time per workload, node and round")
+	fs.DurationVar(&o.Warmup, "warmup", 500*time.Millisecond, "unmeasured load before each measurement")
+	fs.IntVar(&o.Rounds, "rounds", 3, "rounds; the node order rotates every round (A B C, B C A, …)")
+	fs.IntVar(&o.Conns, "conns", 32, "concurrent keep-alive connections")
+	fs.Int64Var(&o.MaxRequests, "max-requests", 2_000_000, "request budget per measurement (bounds memory and time)")
+	nodes := fs.String("nodes", "preconf,anvil,geth", "nodes to compare (comma separated; preconf is the reference)")
+	wls := fs.String("workloads", "", "only workloads whose name contains one of these (comma separated; default all)")
+	fs.StringVar(&o.Cache, "cache", defaultCache(), "where installed peers are kept")
+	fs.StringVar(&o.Out, "out", ".bench/results", "directory for the JSON and Markdown results")
+	fs.BoolVar(&o.NoInstall, "no-install", false, "do not install missing peers (report them missing)")
+	fs.BoolVar(&o.Profile, "profile", false, "collect a CPU profile of preconf during each workload of the last round (into -out)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the scratch dir (node logs and data) after the run")
+	list := fs.Bool("list", false, "list the workloads and exit")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *list {
+		for _, w := range workloads() {
+			fmt.Fprintln(stderr, w.Name)
+		}
+		return o, errList
+	}
+	for _, n := range strings.Split(*nodes, ",") {
+		n = strings.TrimSpace(n)
+		if _, ok := nodeKinds[n]; !ok {
+			return o, fmt.Errorf("unknown node %q (preconf, anvil, geth)", n)
+		}
+		if !slices.Contains(o.Nodes, n) {
+			o.Nodes = append(o.Nodes, n)
+		}
+	}
+	if len(o.Nodes) == 0 || o.Nodes[0] != "preconf" {
+		return o, errors.New("-nodes must start with preconf (the ratios are preconf/peer)")
+	}
+	if *wls != "" {
+		o.Workloads = strings.Split(*wls, ",")
+	}
+	if o.Duration <= 0 || o.Rounds <= 0 || o.Conns <= 0 || o.Warmup < 0 {
+		return o, errors.New("-duration, -rounds and -conns must be positive")
+	}
+	return o, nil
+}
+
+var errList = errors.New("list")
+
+// run is the whole benchmark; the result is the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, errList) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 2
+	}
+	rep, err := benchmark(o, stderr)
+	if rep != nil {
+		md := rep.markdown()
+		fmt.Fprint(stdout, md)
+		if werr := rep.write(o.Out, md); werr != nil {
+			fmt.Fprintln(stderr, "bench:", werr)
+			return 1
+		}
+		fmt.Fprintf(stderr, "results: %s/latest.json, %s/latest.md\n", o.Out, o.Out)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 1
+	}
+	if len(rep.Errors) > 0 {
+		fmt.Fprintf(stderr, "bench: %d error(s):\n  %s\n", len(rep.Errors), strings.Join(rep.Errors, "\n  "))
+		return 1
+	}
+	return 0
+}
+
+// benchmark installs, starts and measures; it returns a report even when
+// some nodes failed (their errors are in it).
+func benchmark(o options, log io.Writer) (*report, error) {
+	start := time.Now()
+	repo, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(o.Out) {
+		o.Out = filepath.Join(repo, o.Out)
+	}
+	if err := os.MkdirAll(o.Cache, 0o755); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp("", "preconf-bench-")
+	if err != nil {
+		return nil, err
+	}
+	if o.Keep {
+		fmt.Fprintf(log, "scratch dir (kept): %s\n", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	e := &env{repo: repo, cache: o.Cache, work: work, genesis: filepath.Join(work, "genesis.json"),
+		install: !o.NoInstall, pprof: o.Profile, log: log}
+	if err := writeGenesis(e.genesis); err != nil {
+		return nil, err
+	}
+	wls := selectWorkloads(o.Workloads)
+	if len(wls) == 0 {
+		return nil, errors.New("no workload matches -workloads")
+	}
+	rep := newReport(o, wls)
+
+	// Install (or build) every node first; a peer that cannot be installed is
+	// reported missing and counts as an error.
+	bins := map[string]string{}
+	var nodes []string
+	for _, name := range o.Nodes {
+		bin, err := nodeKinds[name].install(e)
+		if err != nil {
+			rep.missing(name, err)
+			continue
+		}
+		bins[name] = bin
+		nodes = append(nodes, name)
+	}
+	if bins["preconf"] == "" {
+		return rep, errors.New("preconf could not be built")
+	}
+
+	for round := 0; round < o.Rounds; round++ {
+		order := rotate(nodes, round)
+		fmt.Fprintf(log, "round %d/%d: %s\n", round+1, o.Rounds, strings.Join(order, " "))
+		for _, name := range order {
+			profile := o.Profile && name == "preconf" && round == o.Rounds-1
+			if err := measureNode(e, o, rep, nodeKinds[name], bins[name], round, wls, profile); err != nil {
+				rep.fail(name, round, err)
+				fmt.Fprintf(log, "  %s: %v\n", name, err)
+			}
+		}
+	}
+	rep.summarise()
+	rep.TotalSeconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// measureNode starts one node, checks its state, runs every workload on it
+// and stops it.
+func measureNode(e *env, o options, rep *report, kind nodeKind, bin string, round int, wls []workload, profile bool) error {
+	n, err := startNode(e, kind, bin, round)
+	if err != nil {
+		return err
+	}
+	defer n.stop()
+	rep.version(kind.Name, n.version())
+	for _, w := range wls {
+		if err := w.probe(n.addr); err != nil {
+			rep.fail(kind.Name, round, fmt.Errorf("%s: %w", w.Name, err))
+			rep.add(round, kind.Name, w.Name, loadResult{}, false)
+			continue
+		}
+		cfg := loadConfig{Addr: n.addr, Conns: o.Conns, Duration: o.Warmup, MaxRequests: o.MaxRequests, Bodies: w.Bodies, Check: checkCalls(w.Calls)}
+		if o.Warmup > 0 {
+			if _, err := runLoad(cfg); err != nil {
+				return err
+			}
+		}
+		var prof chan error
+		if profile {
+			prof = make(chan error, 1)
+			go func(name string) {
+				prof <- captureProfile(filepath.Join(o.Out, "preconf-"+fileName(name)+".pprof"), o.Duration)
+			}(w.Name)
+		}
+		cfg.Duration = o.Duration
+		res, err := runLoad(cfg)
+		if prof != nil {
+			if perr := <-prof; perr != nil {
+				fmt.Fprintf(e.log, "  profile %s: %v\n", w.Name, perr)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if res.Errors > 0 {
+			rep.fail(kind.Name, round, fmt.Errorf("%s: %d failed requests, first: %s", w.Name, res.Errors, res.FirstError))
+		}
+		rep.add(round, kind.Name, w.Name, res, true)
+		fmt.Fprintf(e.log, "  %-8s %-28s %9.0f req/s  p50 %6s  p99 %6s  max %7s  errors %d\n", kind.Name, w.Name, res.RPS,
+			fmtDur(res.P50), fmtDur(res.P99), fmtDur(res.Max), res.Errors)
+	}
+	return nil
+}
+
+// probe sends the workload's first body once with net/http and checks the
+// answer fully, so that a node that lacks a method or holds other state
+// fails loudly instead of being measured.
+func (w workload) probe(addr string) error {
+	raw, err := post(addr, w.Bodies[0])
+	if err != nil {
+		return err
+	}
+	return w.verify(raw)
+}
+
+// captureProfile fetches a CPU profile from preconf's pprof listener.
+func captureProfile(path string, d time.Duration) error {
+	secs := max(1, int(d.Seconds()))
+	c := &http.Client{Timeout: d + 30*time.Second}
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", portPprof, secs))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("pprof: HTTP %d", resp.StatusCode)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func fileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func selectWorkloads(filter []string) []workload {
+	all := workloads()
+	if len(filter) == 0 {
+		return all
+	}
+	var out []workload
+	for _, w := range all {
+		for _, f := range filter {
+			if f = strings.TrimSpace(f); f != "" && strings.Contains(w.Name, f) {
+				out = append(out, w)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// rotate is the node order of a round: A B C, B C A, C A B, …
+func rotate(nodes []string, round int) []string {
+	if len(nodes) == 0 {
+		return nil
+	}
+	k := round % len(nodes)
+	return append(slices.Clone(nodes[k:]), nodes[:k]...)
+}
+
+// repoRoot finds the preconf module root from the working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		raw, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(raw), "module github.com/preconf/preconf\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run from inside the preconf repository (go run ./bench)")
+		}
+		dir = parent
+	}
+}
+
+func hostInfo() map[string]any {
+	return map[string]any{"goos": runtime.GOOS, "goarch": runtime.GOARCH, "cpus": runtime.NumCPU(), "go": runtime.Version()}
+}

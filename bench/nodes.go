@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Pinned peer versions.
+const (
+	anvilPackage = "@foundry-rs/anvil-linux-amd64"
+	gethModule   = "github.com/ethereum/go-ethereum/cmd/geth@v1.17.5"
+)
+
+// Ports: everything the harness opens is in 48545-48560.
+const (
+	portPreconf  = 48545
+	portAnvil    = 48546
+	portGeth     = 48547
+	portGethAuth = 48548
+	portGethP2P  = 48549
+	portPprof    = 48550
+)
+
+// nodeKind knows how to install and start one node.
+type nodeKind struct {
+	Name string
+	Port int
+	// install returns the binary, building or downloading it when missing.
+	install func(env *env) (string, error)
+	// args are the command line for a fresh data dir with the shared genesis.
+	// prepare, if set, runs first (geth init).
+	prepare func(env *env, bin, dir string) error
+	args    func(env *env, dir string) []string
+}
+
+// env is what node kinds share.
+type env struct {
+	repo    string // repository root (for building preconf)
+	cache   string // install cache
+	work    string // this run's scratch dir
+	genesis string // shared genesis file
+	install bool   // install missing peers
+	pprof   bool   // start preconf with its pprof listener
+	log     io.Writer
+}
+
+var nodeKinds = map[string]nodeKind{
+	"preconf": {
+		Name: "preconf", Port: portPreconf,
+		install: func(e *env) (string, error) {
+			bin := filepath.Join(e.work, "preconf")
+			fmt.Fprintf(e.log, "building preconf (go build -o %s ./cmd/preconf)\n", bin)
+			cmd := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
+			cmd.Dir = e.repo
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return "", fmt.Errorf("go build ./cmd/preconf: %v\n%s", err, out)
+			}
+			return bin, nil
+		},
+		args: func(e *env, dir string) []string {
+			a := []string{"--datadir", dir, "--genesis", e.genesis, "--block-time", "0",
+				"--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(portPreconf), "--log.level", "warn"}
+			if e.pprof {
+				a = append(a, "--pprof", "--pprof.addr", fmt.Sprintf("127.0.0.1:%d", portPprof))
+			}
+			return a
+		},
+	},
+	"anvil": {
+		Name: "anvil", Port: portAnvil,
+		install: func(e *env) (string, error) {
+			prefix := filepath.Join(e.cache, "npm")
+			bin := filepath.Join(prefix, "node_modules", anvilPackage, "bin", "anvil")
+			if isExecutable(bin) {
+				return bin, nil
+			}
+			if !e.install {
+				return "", fmt.Errorf("anvil not installed at %s (run without -no-install)", bin)
+			}
+			if _, err := exec.LookPath("npm"); err != nil {
+				return "", errors.New("anvil: npm not found (install nodejs and npm)")
+			}
+			fmt.Fprintf(e.log, "installing anvil: npm install --prefix %s %s\n", prefix, anvilPackage)
+			cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, anvilPackage)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return "", fmt.Errorf("npm install %s: %v\n%s", anvilPackage, err, out)
+			}
+			if !isExecutable(bin) {
+				return "", fmt.Errorf("npm installed %s but %s is missing", anvilPackage, bin)
+			}
+			return bin, nil
+		},
+		args: func(e *env, dir string) []string {
+			// Anvil logs every call by default; its output goes to a file
+			// here, like the other nodes'. No blocks are mined without
+			// transactions (automine), so the state stays the genesis.
+			return []string{"--init", e.genesis, "--host", "127.0.0.1", "--port", strconv.Itoa(portAnvil)}
+		},
+	},
+	"geth": {
+		Name: "geth", Port: portGeth,
+		install: func(e *env) (string, error) {
+			gobin := filepath.Join(e.cache, "bin")
+			bin := filepath.Join(gobin, "geth")
+			if isExecutable(bin) {
+				return bin, nil
+			}
+			if !e.install {
+				return "", fmt.Errorf("geth not installed at %s (run without -no-install)", bin)
+			}
+			fmt.Fprintf(e.log, "installing geth: GOBIN=%s go install %s (takes several minutes)\n", gobin, gethModule)
+			cmd := exec.Command("go", "install", gethModule)
+			cmd.Dir = e.cache // outside the module: go install pkg@version
+			cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=-buildvcs=false")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return "", fmt.Errorf("go install %s: %v\n%s", gethModule, err, out)
+			}
+			if !isExecutable(bin) {
+				return "", fmt.Errorf("go install %s left no binary at %s", gethModule, bin)
+			}
+			return bin, nil
+		},
+		prepare: func(e *env, bin, dir string) error {
+			cmd := exec.Command(bin, "--datadir", dir, "--state.scheme", "path", "init", e.genesis)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("geth init: %v\n%s", err, out)
+			}
+			return nil
+		},
+		args: func(e *env, dir string) []string {
+			// A full node over the shared genesis with no peers and no
+			// consensus client: it serves the genesis state and never
+			// advances, which is all the read workloads need.
+			return []string{"--datadir", dir, "--state.scheme", "path", "--syncmode", "full",
+				"--nodiscover", "--maxpeers", "0", "--port", strconv.Itoa(portGethP2P), "--ipcdisable",
+				"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(portGeth), "--http.api", "eth,net,web3",
+				"--authrpc.addr", "127.0.0.1", "--authrpc.port", strconv.Itoa(portGethAuth),
+				"--verbosity", "2"}
+		},
+	},
+}
+
+func isExecutable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// runningNode is a started node process.
+type runningNode struct {
+	kind nodeKind
+	cmd  *exec.Cmd
+	addr string
+	done chan struct{}
+	err  error // set when the process exits
+	logf *os.File
+}
+
+// startNode starts kind from a fresh data dir and waits until it answers.
+func startNode(e *env, kind nodeKind, bin string, round int) (*runningNode, error) {
+	dir := filepath.Join(e.work, fmt.Sprintf("%s-data-%d", kind.Name, round))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if kind.prepare != nil {
+		if err := kind.prepare(e, bin, dir); err != nil {
+			return nil, err
+		}
+	}
+	logPath := filepath.Join(e.work, fmt.Sprintf("%s-%d.log", kind.Name, round))
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, kind.args(e, dir)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", kind.Name, err)
+	}
+	n := &runningNode{kind: kind, cmd: cmd, addr: fmt.Sprintf("127.0.0.1:%d", kind.Port), done: make(chan struct{}), logf: logf}
+	go func() {
+		n.err = cmd.Wait()
+		close(n.done)
+	}()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if _, err := rpcCall(n.addr, "eth_chainId"); err == nil {
+			return n, nil
+		}
+		select {
+		case <-n.done:
+			logf.Close()
+			return nil, fmt.Errorf("%s exited during start-up (%v); log: %s\n%s", kind.Name, n.err, logPath, tail(logPath))
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			n.stop()
+			return nil, fmt.Errorf("%s did not answer on %s within 90s; log: %s\n%s", kind.Name, n.addr, logPath, tail(logPath))
+		}
+	}
+}
+
+// stop ends the node's process group (SIGTERM, then SIGKILL after 15 s).
+func (n *runningNode) stop() {
+	defer n.logf.Close()
+	pgid := n.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-n.done:
+	case <-time.After(15 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-n.done
+	}
+}
+
+// version asks the node for web3_clientVersion.
+func (n *runningNode) version() string {
+	raw, err := rpcCall(n.addr, "web3_clientVersion")
+	if err != nil {
+		return "?"
+	}
+	var s string
+	json.Unmarshal(raw, &s)
+	return s
+}
+
+var probeClient = &http.Client{Timeout: 10 * time.Second}
+
+// rpcCall makes one JSON-RPC call and returns its result.
+func rpcCall(addr, method string, params ...any) (json.RawMessage, error) {
+	body := encode(newCall(1, method, params...))
+	raw, err := post(addr, body)
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, fmt.Errorf("%s: bad answer %.200s", method, raw)
+	}
+	if resp.Error != nil {
+		return nil, fmt.Errorf("%s: %s", method, resp.Error.Message)
+	}
+	return resp.Result, nil
+}
+
+// post sends one body with net/http (set-up and checks, not load).
+func post(addr string, body []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, raw)
+	}
+	return raw, nil
+}
+
+// tail is the end of a log file, for start-up failures.
+func tail(path string) string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if len(raw) > 2000 {
+		raw = raw[len(raw)-2000:]
+	}
+	return strings.TrimSpace(string(raw))
+}

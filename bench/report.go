@@ -1,0 +1,259 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// report is the machine-readable result (written as JSON).
+type report struct {
+	Started      time.Time         `json:"started"`
+	TotalSeconds float64           `json:"total_seconds"`
+	Host         map[string]any    `json:"host"`
+	Options      options           `json:"options"`
+	Nodes        []string          `json:"nodes"`
+	Versions     map[string]string `json:"versions"`
+	Missing      map[string]string `json:"missing,omitempty"`
+	Errors       []string          `json:"errors,omitempty"`
+	Workloads    []string          `json:"workloads"`
+	Runs         []measurement     `json:"runs"`
+	Summary      []summary         `json:"summary"`
+
+	mu sync.Mutex
+}
+
+// measurement is one measurement: a workload on a node in a round.
+type measurement struct {
+	Round    int    `json:"round"`
+	Node     string `json:"node"`
+	Workload string `json:"workload"`
+	OK       bool   `json:"ok"`
+	loadResult
+}
+
+// nodeStats are a node's medians over the rounds for one workload.
+type nodeStats struct {
+	Rounds int     `json:"rounds"`
+	RPS    float64 `json:"rps"`
+	P50Ms  float64 `json:"p50_ms"`
+	P99Ms  float64 `json:"p99_ms"`
+	MaxMs  float64 `json:"max_ms"`
+	Errors int64   `json:"errors"`
+}
+
+// summary is one workload across nodes.
+type summary struct {
+	Workload string                `json:"workload"`
+	Nodes    map[string]*nodeStats `json:"nodes"`
+	// Ratio is preconf's median requests/s over the peer's (>1: preconf faster).
+	Ratio map[string]float64 `json:"ratio_rps"`
+	// P99Ratio is preconf's median p99 over the peer's (<1: preconf lower).
+	P99Ratio map[string]float64 `json:"ratio_p99"`
+}
+
+func newReport(o options, wls []workload) *report {
+	r := &report{Started: time.Now().UTC(), Host: hostInfo(), Options: o, Nodes: o.Nodes,
+		Versions: map[string]string{}, Missing: map[string]string{}}
+	for _, w := range wls {
+		r.Workloads = append(r.Workloads, w.Name)
+	}
+	return r
+}
+
+func (r *report) missing(node string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Missing[node] = err.Error()
+	r.Errors = append(r.Errors, fmt.Sprintf("%s missing: %v", node, err))
+}
+
+func (r *report) fail(node string, round int, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Errors = append(r.Errors, fmt.Sprintf("%s round %d: %v", node, round+1, err))
+}
+
+func (r *report) version(node, v string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Versions[node] = v
+}
+
+func (r *report) add(round int, node, workload string, res loadResult, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Runs = append(r.Runs, measurement{Round: round + 1, Node: node, Workload: workload, OK: ok, loadResult: res})
+}
+
+// summarise computes per-workload medians and ratios from the runs.
+func (r *report) summarise() {
+	r.Summary = nil
+	for _, w := range r.Workloads {
+		s := summary{Workload: w, Nodes: map[string]*nodeStats{}, Ratio: map[string]float64{}, P99Ratio: map[string]float64{}}
+		for _, n := range r.Nodes {
+			var rps, p50, p99, mx []float64
+			var errs int64
+			for _, run := range r.Runs {
+				if run.Node != n || run.Workload != w {
+					continue
+				}
+				errs += run.Errors
+				if !run.OK {
+					errs++ // a failed probe
+					continue
+				}
+				rps = append(rps, run.RPS)
+				p50 = append(p50, ms(run.P50))
+				p99 = append(p99, ms(run.P99))
+				mx = append(mx, ms(run.Max))
+			}
+			if len(rps) == 0 && errs == 0 {
+				continue
+			}
+			s.Nodes[n] = &nodeStats{Rounds: len(rps), RPS: median(rps), P50Ms: median(p50), P99Ms: median(p99), MaxMs: median(mx), Errors: errs}
+		}
+		if base := s.Nodes["preconf"]; base != nil && base.Rounds > 0 {
+			for n, st := range s.Nodes {
+				if n == "preconf" || st.Rounds == 0 {
+					continue
+				}
+				if st.RPS > 0 {
+					s.Ratio[n] = base.RPS / st.RPS
+				}
+				if st.P99Ms > 0 {
+					s.P99Ratio[n] = base.P99Ms / st.P99Ms
+				}
+			}
+		}
+		r.Summary = append(r.Summary, s)
+	}
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2fms", ms(d))
+	default:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	}
+}
+
+// markdown renders the summary: per workload the median req/s and latency
+// of every node and preconf's ratios.
+func (r *report) markdown() string {
+	var b strings.Builder
+	o := r.Options
+	fmt.Fprintf(&b, "## preconf vs peers — %s\n\n", r.Started.Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&b, "%d rounds × %s per workload and node (after %s warm-up), %d keep-alive connections, loopback, %v CPUs, %s.\n",
+		o.Rounds, o.Duration, o.Warmup, o.Conns, r.Host["cpus"], r.Host["go"])
+	fmt.Fprintf(&b, "Medians over rounds; ratio = preconf req/s ÷ peer req/s (> 1: preconf faster).\n\n")
+	var vers []string
+	for _, n := range r.Nodes {
+		if v, ok := r.Versions[n]; ok {
+			vers = append(vers, fmt.Sprintf("%s: `%s`", n, v))
+		} else if why, ok := r.Missing[n]; ok {
+			vers = append(vers, fmt.Sprintf("%s: **missing** (%s)", n, firstLine(why)))
+		}
+	}
+	fmt.Fprintf(&b, "Nodes — %s\n\n", strings.Join(vers, "; "))
+
+	peers := r.Nodes[1:]
+	b.WriteString("| workload |")
+	for _, n := range r.Nodes {
+		fmt.Fprintf(&b, " %s req/s | %s p50 / p99 / max (ms) |", n, n)
+	}
+	for _, p := range peers {
+		fmt.Fprintf(&b, " preconf/%s |", p)
+	}
+	b.WriteString("\n|---|")
+	for range r.Nodes {
+		b.WriteString("---:|---:|")
+	}
+	for range peers {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, s := range r.Summary {
+		fmt.Fprintf(&b, "| %s |", s.Workload)
+		for _, n := range r.Nodes {
+			st := s.Nodes[n]
+			switch {
+			case st == nil:
+				b.WriteString(" – | – |")
+			case st.Rounds == 0:
+				fmt.Fprintf(&b, " failed | %d errors |", st.Errors)
+			default:
+				errs := ""
+				if st.Errors > 0 {
+					errs = fmt.Sprintf(" (%d errors)", st.Errors)
+				}
+				fmt.Fprintf(&b, " %.0f%s | %.2f / %.2f / %.1f |", st.RPS, errs, st.P50Ms, st.P99Ms, st.MaxMs)
+			}
+		}
+		for _, p := range peers {
+			if x, ok := s.Ratio[p]; ok {
+				fmt.Fprintf(&b, " **%.2f×** |", x)
+			} else {
+				b.WriteString(" – |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Errors) > 0 {
+		b.WriteString("\nErrors:\n")
+		for _, e := range r.Errors {
+			fmt.Fprintf(&b, "- %s\n", firstLine(e))
+		}
+	}
+	fmt.Fprintf(&b, "\nTotal run time %.0f s.\n", r.TotalSeconds)
+	return b.String()
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// write stores the JSON and Markdown under dir, as a timestamped pair and as
+// latest.json / latest.md.
+func (r *report) write(dir, md string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	stamp := r.Started.Format("20060102-150405")
+	for name, data := range map[string][]byte{
+		"bench-" + stamp + ".json": raw, "bench-" + stamp + ".md": []byte(md),
+		"latest.json": raw, "latest.md": []byte(md),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
