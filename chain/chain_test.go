@@ -1,0 +1,188 @@
+package chain
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// fixtures returns the execution-apis directory, skipping (failing under CI)
+// when it is absent.
+func fixtures(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("PRECONF_CONFORMANCE_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "conformance", "execution-apis")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "chain.rlp")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("fixtures missing at %s: %v", dir, err)
+		}
+		t.Skipf("fixtures not found at %s", dir)
+	}
+	return dir
+}
+
+const wantHead = "0xd226371d0b1551adb03fb52b71f08e3e11247fe9b1af994768af8cdaa8e7dcd7"
+
+func TestImportExecutionAPIsChain(t *testing.T) {
+	dir := fixtures(t)
+	g, err := LoadGenesis(filepath.Join(dir, "genesis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	datadir := t.TempDir()
+	c, err := Open(Config{Dir: datadir, Genesis: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.ImportFile(filepath.Join(dir, "chain.rlp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Imported != 54 || res.Skipped != 0 {
+		t.Fatalf("first import: %+v, want 54 imported", res)
+	}
+	if got := c.Head().Hash().Hex(); got != wantHead {
+		t.Fatalf("head %s, want %s", got, wantHead)
+	}
+	if c.Safe() == nil || c.Safe().Hash() != c.Head().Hash() || c.Finalized() == nil || c.Finalized().Hash() != c.Head().Hash() {
+		t.Fatal("after import the head must be safe and finalized")
+	}
+	// Every transaction is indexed at once.
+	for n := uint64(1); n <= c.Head().Number.Uint64(); n++ {
+		for i, tx := range c.BlockByNumber(n).Transactions() {
+			_, bh, num, idx, ok := c.TxLookup(tx.Hash())
+			if !ok || num != n || idx != uint64(i) || bh != c.BlockByNumber(n).Hash() {
+				t.Fatalf("lookup of tx %s in block %d: ok=%v num=%d idx=%d", tx.Hash(), n, ok, num, idx)
+			}
+		}
+	}
+	// Importing again skips every block.
+	res, err = c.ImportFile(filepath.Join(dir, "chain.rlp"))
+	if err != nil || res.Imported != 0 || res.Skipped != 54 {
+		t.Fatalf("second import: %+v %v, want 54 skipped", res, err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Reopen: same head, same safe/finalized, state readable at old blocks.
+	c, err = Open(Config{Dir: datadir, Genesis: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got := c.Head().Hash().Hex(); got != wantHead {
+		t.Fatalf("reopened head %s", got)
+	}
+	if c.Finalized() == nil || c.Finalized().Hash().Hex() != wantHead {
+		t.Fatal("finalized marker lost on restart")
+	}
+	for _, n := range []uint64{0, 1, 20, 54} {
+		h := c.HeaderByNumber(n)
+		r, err := c.StateReader(h.Root)
+		if err != nil {
+			t.Fatalf("state at %d: %v", n, err)
+		}
+		if _, err := r.Account(common.Address{}); err != nil {
+			t.Fatalf("read at %d: %v", n, err)
+		}
+	}
+}
+
+func TestOpenRejectsOtherGenesis(t *testing.T) {
+	datadir := t.TempDir()
+	c, err := Open(Config{Dir: datadir}) // dev genesis
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	other := DevGenesis()
+	other.ExtraData = []byte("other")
+	if _, err := Open(Config{Dir: datadir, Genesis: other}); !errors.Is(err, ErrGenesisMismatch) {
+		t.Fatalf("want ErrGenesisMismatch, got %v", err)
+	}
+	// Without --genesis the stored one is used.
+	c, err = Open(Config{Dir: datadir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Genesis().Hash() != DevGenesis().ToBlock().Hash() {
+		t.Fatal("stored genesis not reused")
+	}
+}
+
+func TestImportRejectsCorruptInput(t *testing.T) {
+	dir := fixtures(t)
+	raw, err := os.ReadFile(filepath.Join(dir, "chain.rlp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := LoadGenesis(filepath.Join(dir, "genesis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"garbage", []byte("this is not rlp at all"), "decode block"},
+		{"truncated", raw[:len(raw)/2], "decode block"},
+		{"flipped byte", flip(raw, 200), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Open(Config{Genesis: g})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_, err = c.Import(bytes.NewReader(tt.data))
+			if err == nil {
+				t.Fatal("corrupt input imported without error")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %q does not mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func flip(b []byte, i int) []byte {
+	out := append([]byte(nil), b...)
+	out[i] ^= 0xff
+	return out
+}
+
+func TestDevGenesis(t *testing.T) {
+	g := DevGenesis()
+	if g.Config.ChainID.Uint64() != DevChainID {
+		t.Fatalf("chain id %d", g.Config.ChainID)
+	}
+	if err := g.Config.CheckConfigForkOrder(); err != nil {
+		t.Fatal(err)
+	}
+	if !g.Config.IsOsaka(common.Big0, 0) || !g.Config.IsPrague(common.Big0, 0) {
+		t.Fatal("Prague and Osaka must be active at genesis")
+	}
+	// The first dev account is the well-known one of the test mnemonic.
+	if got := DevAccounts()[0].Hex(); got != "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" {
+		t.Fatalf("dev account 0 = %s", got)
+	}
+	for i, k := range DevKeys {
+		key, _ := crypto.HexToECDSA(k)
+		a := crypto.PubkeyToAddress(key.PublicKey)
+		if acct, ok := g.Alloc[a]; !ok || acct.Balance.String() != "10000000000000000000000" {
+			t.Fatalf("dev account %d not funded with 10000 ETH", i)
+		}
+	}
+}
