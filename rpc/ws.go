@@ -1,0 +1,380 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// StreamOptions bound one websocket's outgoing queue. Zero values take the
+// defaults below.
+type StreamOptions struct {
+	// QueueLen caps the messages waiting to be written (default 4096).
+	QueueLen int
+	// QueueBytes caps the bytes waiting to be written (default 32 MiB).
+	QueueBytes int64
+	// WriteTimeout bounds one write to the peer (default 10 s).
+	WriteTimeout time.Duration
+	// PingInterval is how often the peer is pinged (default 30 s); a peer
+	// that does not answer within the interval is disconnected.
+	PingInterval time.Duration
+	// Origins lists the browser origins allowed to connect ("*": any).
+	// Requests without an Origin header (non-browser clients) and same-host
+	// origins are always allowed.
+	Origins []string
+	Logger  *slog.Logger
+}
+
+func (o *StreamOptions) defaults() {
+	if o.QueueLen <= 0 {
+		o.QueueLen = 4096
+	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = 32 << 20
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = 30 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// ErrSlowConsumer is the reason a stream is dropped when its queue is full.
+var ErrSlowConsumer = errors.New("subscriber too slow: outgoing queue full")
+
+// Stream is an accepted websocket with a bounded outgoing queue, written by
+// its own goroutine. Send never blocks: a peer that falls behind its queue's
+// bounds is disconnected, so a slow reader can never slow the publisher.
+type Stream struct {
+	conn   *websocket.Conn
+	opts   StreamOptions
+	out    chan outMsg
+	queued atomic.Int64 // bytes in out
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	once   sync.Once
+}
+
+type outMsg struct {
+	typ  websocket.MessageType
+	data []byte
+}
+
+// IsWebSocketUpgrade reports whether r asks to switch to the websocket protocol.
+func IsWebSocketUpgrade(r *http.Request) bool {
+	return r.Method == http.MethodGet &&
+		headerHasToken(r.Header, "Connection", "upgrade") &&
+		headerHasToken(r.Header, "Upgrade", "websocket")
+}
+
+func headerHasToken(h http.Header, key, token string) bool {
+	for _, v := range h.Values(key) {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// AcceptStream upgrades an HTTP request to a websocket and starts its writer.
+// On failure an HTTP error has already been written. The stream ends when
+// ctx ends, the peer goes away, Close is called, or the peer is too slow.
+func AcceptStream(ctx context.Context, w http.ResponseWriter, r *http.Request, opts StreamOptions) (*Stream, error) {
+	opts.defaults()
+	aopts := &websocket.AcceptOptions{}
+	for _, o := range opts.Origins {
+		if o == "*" {
+			aopts.InsecureSkipVerify = true
+			continue
+		}
+		aopts.OriginPatterns = append(aopts.OriginPatterns, strings.TrimRight(o, "/"))
+	}
+	c, err := websocket.Accept(w, r, aopts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stream{conn: c, opts: opts, out: make(chan outMsg, opts.QueueLen)}
+	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	go s.writeLoop()
+	go s.pingLoop()
+	return s, nil
+}
+
+// Conn is the underlying websocket (for reading).
+func (s *Stream) Conn() *websocket.Conn { return s.conn }
+
+// Context ends when the stream does.
+func (s *Stream) Context() context.Context { return s.ctx }
+
+// Done is closed when the stream ends.
+func (s *Stream) Done() <-chan struct{} { return s.ctx.Done() }
+
+// Err says why the stream ended (nil while it runs).
+func (s *Stream) Err() error {
+	if s.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(s.ctx)
+}
+
+// SendText queues a text message; see Send.
+func (s *Stream) SendText(msg []byte) bool { return s.Send(websocket.MessageText, msg) }
+
+// Send queues a message without blocking. It reports false when the stream
+// has ended or the queue is full, in which case the stream is dropped. msg
+// must not be modified afterwards (it may be shared between streams).
+func (s *Stream) Send(typ websocket.MessageType, msg []byte) bool {
+	if s.ctx.Err() != nil {
+		return false
+	}
+	n := int64(len(msg))
+	if s.queued.Add(n) > s.opts.QueueBytes {
+		s.queued.Add(-n)
+		s.Close(ErrSlowConsumer)
+		return false
+	}
+	select {
+	case s.out <- outMsg{typ: typ, data: msg}:
+		return true
+	default:
+		s.queued.Add(-n)
+		s.Close(ErrSlowConsumer)
+		return false
+	}
+}
+
+// Close ends the stream with a reason (nil: a normal close). It does not
+// block: the close handshake runs in the background.
+func (s *Stream) Close(reason error) {
+	s.once.Do(func() {
+		if reason == nil {
+			reason = errStreamClosed
+		}
+		s.cancel(reason)
+		code, text := websocket.StatusNormalClosure, ""
+		if errors.Is(reason, ErrSlowConsumer) {
+			code, text = websocket.StatusPolicyViolation, "too slow"
+			s.opts.Logger.Debug("websocket subscriber dropped", "reason", reason)
+		} else if errors.Is(reason, errShutdown) {
+			code, text = websocket.StatusGoingAway, "server shutting down"
+		}
+		go s.conn.Close(code, text) // bounded by the library's own close timeouts
+	})
+}
+
+var (
+	errStreamClosed = errors.New("stream closed")
+	errShutdown     = errors.New("server shutting down")
+)
+
+func (s *Stream) writeLoop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case m := <-s.out:
+			s.queued.Add(-int64(len(m.data)))
+			wctx, cancel := context.WithTimeout(s.ctx, s.opts.WriteTimeout)
+			err := s.conn.Write(wctx, m.typ, m.data)
+			cancel()
+			if err != nil {
+				s.Close(err)
+				return
+			}
+		}
+	}
+}
+
+func (s *Stream) pingLoop() {
+	t := time.NewTicker(s.opts.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(s.ctx, s.opts.PingInterval)
+			err := s.conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				s.Close(err)
+				return
+			}
+		}
+	}
+}
+
+// WSOptions configure JSON-RPC over websocket.
+type WSOptions struct {
+	StreamOptions
+	// MaxMessage limits one incoming message in bytes (default DefaultMaxBody).
+	MaxMessage int64
+	// Parallel caps the calls of one connection answered at once (default 16).
+	Parallel int
+}
+
+// WSHandler serves JSON-RPC over websocket: every text or binary message is a
+// request or a batch, answered on the same connection; eth_subscribe-style
+// handlers find a Notifier in their context. Close disconnects everyone.
+type WSHandler struct {
+	srv  *Server
+	opts WSOptions
+
+	mu     sync.Mutex
+	conns  map[*Stream]struct{}
+	closed bool
+}
+
+// WSHandler returns the websocket transport of s.
+func (s *Server) WSHandler(opts WSOptions) *WSHandler {
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = DefaultMaxBody
+	}
+	if opts.Parallel <= 0 {
+		opts.Parallel = 16
+	}
+	if opts.Logger == nil {
+		opts.Logger = s.log
+	}
+	return &WSHandler{srv: s, opts: opts, conns: make(map[*Stream]struct{})}
+}
+
+// ServeHTTP upgrades the request and serves the connection until it ends.
+func (h *WSHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The connection outlives nothing but itself: do not tie it to the
+	// request's context, which net/http cancels on shutdown of the handler.
+	st, err := AcceptStream(context.Background(), w, r, h.opts.StreamOptions)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		st.Close(errShutdown)
+		return
+	}
+	h.conns[st] = struct{}{}
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.conns, st)
+		h.mu.Unlock()
+	}()
+	c := &wsConn{srv: h.srv, st: st, subs: make(map[string]*Subscription)}
+	c.serve(h.opts)
+}
+
+// Conns is the number of open connections.
+func (h *WSHandler) Conns() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
+
+// Close disconnects every connection and refuses new ones.
+func (h *WSHandler) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	conns := make([]*Stream, 0, len(h.conns))
+	for st := range h.conns {
+		conns = append(conns, st)
+	}
+	h.mu.Unlock()
+	for _, st := range conns {
+		st.Close(errShutdown)
+	}
+	return nil
+}
+
+// wsConn is one JSON-RPC websocket connection and its subscriptions.
+type wsConn struct {
+	srv *Server
+	st  *Stream
+
+	mu     sync.Mutex
+	subs   map[string]*Subscription
+	closed bool
+}
+
+func (c *wsConn) serve(opts WSOptions) {
+	defer c.closeSubs()
+	c.st.conn.SetReadLimit(opts.MaxMessage)
+	sem := make(chan struct{}, opts.Parallel)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		_, msg, err := c.st.conn.Read(c.st.ctx)
+		if err != nil {
+			c.st.Close(err)
+			return
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-c.st.Done():
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			c.handle(msg)
+		}()
+	}
+}
+
+// handle answers one message. Subscriptions created by the call start
+// delivering only after the answer (holding their id) is queued.
+func (c *wsConn) handle(msg []byte) {
+	n := &Notifier{conn: c}
+	ctx := context.WithValue(WithTransport(c.st.ctx, "ws"), notifierKey{}, n)
+	if resp := c.srv.Handle(ctx, msg); resp != nil {
+		c.st.SendText(resp)
+	}
+	n.activate()
+}
+
+// add registers a subscription; false when the connection has ended.
+func (c *wsConn) add(s *Subscription) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.subs[s.id] = s
+	return true
+}
+
+// remove ends the subscription with the id; false when there is none.
+func (c *wsConn) remove(id string) bool {
+	c.mu.Lock()
+	s, ok := c.subs[id]
+	delete(c.subs, id)
+	c.mu.Unlock()
+	if ok {
+		s.end()
+	}
+	return ok
+}
+
+func (c *wsConn) closeSubs() {
+	c.mu.Lock()
+	c.closed = true
+	subs := c.subs
+	c.subs = nil
+	c.mu.Unlock()
+	for _, s := range subs {
+		s.end()
+	}
+}
