@@ -16,6 +16,7 @@ var Version = "preconf/v0.1.0"
 type API struct {
 	chain   *chain.Chain
 	pending *pending.Source
+	cache   readCache // memoised signer and tip suggestion (api/fees.go)
 }
 
 // New returns the API over a chain and (optionally) a pending source.
@@ -39,6 +40,30 @@ func (a *API) Register(srv *rpc.Server) {
 		"eth_getCode":             a.getCode,
 		"eth_getTransactionCount": a.getTransactionCount,
 		"eth_getStorageValues":    a.getStorageValues,
+
+		"eth_getBlockByNumber":                    a.getBlockByNumber,
+		"eth_getBlockByHash":                      a.getBlockByHash,
+		"eth_getBlockTransactionCountByNumber":    a.countHandler(numberParam, txCount),
+		"eth_getBlockTransactionCountByHash":      a.countHandler(hashParam, txCount),
+		"eth_getUncleCountByBlockNumber":          a.countHandler(numberParam, uncleCount),
+		"eth_getUncleCountByBlockHash":            a.countHandler(hashParam, uncleCount),
+		"eth_getTransactionByHash":                a.getTransactionByHash,
+		"eth_getTransactionByBlockNumberAndIndex": a.getTransactionByBlockNumberAndIndex,
+		"eth_getTransactionByBlockHashAndIndex":   a.getTransactionByBlockHashAndIndex,
+		"eth_getTransactionReceipt":               a.getTransactionReceipt,
+		"eth_getBlockReceipts":                    a.getBlockReceipts,
+		"eth_getLogs":                             a.getLogs,
+		"eth_gasPrice":                            a.gasPrice,
+		"eth_maxPriorityFeePerGas":                a.maxPriorityFeePerGas,
+		"eth_feeHistory":                          a.feeHistory,
+		"eth_blobBaseFee":                         a.blobBaseFee,
+		"eth_baseFee":                             a.baseFee,
+		"eth_getProof":                            a.getProof,
+		"eth_config":                              a.config,
+		"debug_getRawHeader":                      a.rawEncoder("header not found", rawHeader),
+		"debug_getRawBlock":                       a.rawEncoder("block not found", rawBody),
+		"debug_getRawReceipts":                    a.debugGetRawReceipts,
+		"debug_getRawTransaction":                 a.debugGetRawTransaction,
 	} {
 		srv.Register(name, h)
 	}

@@ -19,6 +19,22 @@ var categories = []string{
 	"eth_getStorageValues",
 	"eth_getTransactionCount",
 	"eth_syncing",
+	"eth_blobBaseFee",
+	"eth_baseFee",
+	"eth_config",
+	"eth_getBlockByNumber",
+	"eth_getBlockReceipts",
+	"eth_getBlockTransactionCountByHash",
+	"eth_getBlockTransactionCountByNumber",
+	"eth_getLogs",
+	"eth_getProof",
+	"eth_getTransactionByBlockHashAndIndex",
+	"eth_getTransactionByHash",
+	"eth_getTransactionReceipt",
+	"debug_getRawBlock",
+	"debug_getRawHeader",
+	"debug_getRawReceipts",
+	"debug_getRawTransaction",
 }
 
 // fixtureDir finds the fixtures; under CI=true their absence fails the test.

@@ -1,0 +1,170 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/rpc"
+)
+
+// blockView is a resolved block: a sealed one, or the pending block of the
+// current snapshot.
+type blockView struct {
+	block *types.Block
+	hash  common.Hash       // block.Hash(); for pending, the hash of the block as built so far
+	snap  *pending.Snapshot // non-nil for the pending block
+}
+
+// receipts are the block's receipts (the snapshot's for the pending block).
+func (v *blockView) receipts(a *API) types.Receipts {
+	if v.snap != nil {
+		return v.snap.Receipts
+	}
+	return a.chain.Receipts(v.block)
+}
+
+// loc is the location of the block's index-th transaction.
+func (v *blockView) loc(index int) txLoc { return blockLoc(v.block, v.hash, index) }
+
+// pendingView is the pending block of snap.
+func pendingView(snap *pending.Snapshot) *blockView {
+	b := snap.Block()
+	return &blockView{block: b, hash: b.Hash(), snap: snap}
+}
+
+// resolveBlock finds the block a selector names. An unknown block is a nil
+// view and a nil error (the methods answer null), as in go-ethereum; a tag
+// that names nothing yet (safe, finalized) is an error. "pending" is the
+// pending snapshot's block, or the latest block when nothing is pending.
+func (a *API) resolveBlock(ref BlockRef) (*blockView, error) {
+	var b *types.Block
+	switch {
+	case ref.Hash != nil:
+		b = a.chain.BlockByHash(*ref.Hash)
+		if b == nil {
+			return nil, nil
+		}
+		if ref.RequireCanonical && !a.chain.IsCanonical(b.Header()) {
+			return nil, &rpc.ServerError{Msg: "hash is not currently canonical"}
+		}
+	case ref.Tag == TagPending:
+		if snap := a.pendingSnapshot(); snap != nil {
+			return pendingView(snap), nil
+		}
+		b = a.headBlock()
+	case ref.Tag == TagLatest:
+		b = a.headBlock()
+	case ref.Tag == TagSafe, ref.Tag == TagFinalized:
+		h, err := a.header(ref)
+		if err != nil {
+			return nil, err
+		}
+		b = a.chain.BlockByHash(h.Hash())
+	case ref.Tag == TagEarliest:
+		b = a.chain.BlockByNumber(0)
+	default:
+		b = a.chain.BlockByNumber(ref.Number)
+	}
+	if b == nil {
+		return nil, nil
+	}
+	return &blockView{block: b, hash: b.Hash()}, nil
+}
+
+func (a *API) headBlock() *types.Block {
+	return a.chain.BlockByNumber(a.chain.Head().Number.Uint64())
+}
+
+// numberParam decodes a required block-number selector (no hashes).
+func numberParam(p rpc.Params, i int) (BlockRef, error) {
+	var n BlockNumber
+	if err := p.Required(i, &n); err != nil {
+		return Latest, err
+	}
+	return BlockRef(n), nil
+}
+
+// hashParam decodes a required block hash as a selector.
+func hashParam(p rpc.Params, i int) (BlockRef, error) {
+	var h common.Hash
+	if err := p.Required(i, &h); err != nil {
+		return Latest, err
+	}
+	return BlockRef{Hash: &h}, nil
+}
+
+// refParam decodes a required number-or-hash selector (EIP-1898).
+func refParam(p rpc.Params, i int) (BlockRef, error) {
+	var ref BlockRef
+	if err := p.Required(i, &ref); err != nil {
+		return Latest, err
+	}
+	return ref, nil
+}
+
+func (a *API) getBlockByNumber(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(2); err != nil {
+		return nil, err
+	}
+	ref, err := numberParam(p, 0)
+	if err != nil {
+		return nil, err
+	}
+	return a.blockResult(p, ref)
+}
+
+func (a *API) getBlockByHash(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(2); err != nil {
+		return nil, err
+	}
+	ref, err := hashParam(p, 0)
+	if err != nil {
+		return nil, err
+	}
+	return a.blockResult(p, ref)
+}
+
+// blockResult answers eth_getBlockBy*: the block object or null.
+func (a *API) blockResult(p rpc.Params, ref BlockRef) (any, error) {
+	var fullTx bool
+	if err := p.Required(1, &fullTx); err != nil {
+		return nil, err
+	}
+	v, err := a.resolveBlock(ref)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	size := 2048 + 80*len(v.block.Transactions())
+	if fullTx {
+		size = 2048 + 1024*len(v.block.Transactions())
+	}
+	opt := blockJSON{fullTx: fullTx, pending: v.snap != nil}
+	return json.RawMessage(appendBlock(make([]byte, 0, size), v.block, v.hash, opt, a.signer())), nil
+}
+
+// countHandler builds the transaction and uncle count methods: the block
+// comes from the selector at parameter 0, an unknown block answers null.
+func (a *API) countHandler(selector func(rpc.Params, int) (BlockRef, error), count func(*types.Block) int) rpc.Handler {
+	return func(_ context.Context, p rpc.Params) (any, error) {
+		if err := p.Max(1); err != nil {
+			return nil, err
+		}
+		ref, err := selector(p, 0)
+		if err != nil {
+			return nil, err
+		}
+		v, err := a.resolveBlock(ref)
+		if v == nil || err != nil {
+			return nil, err
+		}
+		return hexutil.Uint(count(v.block)), nil
+	}
+}
+
+func txCount(b *types.Block) int    { return len(b.Transactions()) }
+func uncleCount(b *types.Block) int { return len(b.Uncles()) }

@@ -1,0 +1,59 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/preconf/preconf/rpc"
+)
+
+func (a *API) getTransactionReceipt(_ context.Context, p rpc.Params) (any, error) {
+	hash, err := hashArg(p)
+	if err != nil {
+		return nil, err
+	}
+	tx, receipt, loc, ok := a.lookupTx(hash)
+	if !ok {
+		return nil, nil
+	}
+	if receipt == nil {
+		if receipt, err = a.chain.BlockChain().GetCanonicalReceipt(tx, loc.BlockHash, loc.Number, loc.Index); err != nil {
+			return nil, &rpc.ServerError{Msg: err.Error()}
+		}
+		if receipt == nil {
+			return nil, nil
+		}
+	}
+	return json.RawMessage(appendReceipt(make([]byte, 0, 1024+300*len(receipt.Logs)), receipt, tx, loc, a.signer())), nil
+}
+
+func (a *API) getBlockReceipts(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(1); err != nil {
+		return nil, err
+	}
+	ref, err := refParam(p, 0)
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.resolveBlock(ref)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	txs := v.block.Transactions()
+	receipts := v.receipts(a)
+	if len(txs) != len(receipts) {
+		return nil, &rpc.ServerError{Msg: fmt.Sprintf("receipts length mismatch: %d vs %d", len(txs), len(receipts))}
+	}
+	signer := a.signer()
+	b := make([]byte, 0, 16+1200*len(receipts))
+	b = append(b, '[')
+	for i, r := range receipts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendReceipt(b, r, txs[i], v.loc(i), signer)
+	}
+	b = append(b, ']')
+	return json.RawMessage(b), nil
+}

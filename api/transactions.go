@@ -1,0 +1,100 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/preconf/preconf/rpc"
+)
+
+// signer recovers senders. The latest signer accepts every transaction type
+// and replay-protection variant of the chain's history, and being one value
+// it lets types.Sender reuse the sender cached in each transaction.
+func (a *API) signer() types.Signer {
+	a.cache.signerOnce.Do(func() { a.cache.signer = types.LatestSigner(a.chain.Config()) })
+	return a.cache.signer
+}
+
+// lookupTx finds a transaction by hash: first among the pre-confirmed ones
+// of the current pending snapshot, then in the sealed chain. view is the
+// block holding it (for sealed blocks only the header fields are loaded).
+func (a *API) lookupTx(hash common.Hash) (tx *types.Transaction, receipt *types.Receipt, loc txLoc, found bool) {
+	if snap := a.pendingSnapshot(); snap != nil {
+		if tx, r, i, ok := snap.Tx(hash); ok {
+			v := pendingView(snap)
+			return tx, r, v.loc(i), true
+		}
+	}
+	tx, blockHash, number, index, ok := a.chain.TxLookup(hash)
+	if !ok {
+		return nil, nil, txLoc{}, false
+	}
+	h := a.chain.HeaderByHash(blockHash)
+	if h == nil {
+		return nil, nil, txLoc{}, false
+	}
+	loc = txLoc{BlockHash: blockHash, Number: number, Time: h.Time, Index: index, BaseFee: h.BaseFee}
+	return tx, nil, loc, true
+}
+
+func hashArg(p rpc.Params) (common.Hash, error) {
+	var h common.Hash
+	if err := p.Max(1); err != nil {
+		return h, err
+	}
+	err := p.Required(0, &h)
+	return h, err
+}
+
+func (a *API) getTransactionByHash(_ context.Context, p rpc.Params) (any, error) {
+	hash, err := hashArg(p)
+	if err != nil {
+		return nil, err
+	}
+	tx, _, loc, ok := a.lookupTx(hash)
+	if !ok {
+		return nil, nil
+	}
+	return json.RawMessage(appendTx(make([]byte, 0, 1024), tx, loc, a.signer())), nil
+}
+
+// txByIndex answers eth_getTransactionByBlock*AndIndex: null for an unknown
+// block or an index past its end.
+func (a *API) txByIndex(p rpc.Params, ref BlockRef, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	var index hexutil.Uint
+	if err := p.Required(1, &index); err != nil {
+		return nil, err
+	}
+	v, err := a.resolveBlock(ref)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	txs := v.block.Transactions()
+	if uint64(index) >= uint64(len(txs)) {
+		return nil, nil
+	}
+	return json.RawMessage(appendTx(make([]byte, 0, 1024), txs[index], v.loc(int(index)), a.signer())), nil
+}
+
+func (a *API) getTransactionByBlockNumberAndIndex(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(2); err != nil {
+		return nil, err
+	}
+	ref, err := numberParam(p, 0)
+	return a.txByIndex(p, ref, err)
+}
+
+func (a *API) getTransactionByBlockHashAndIndex(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(2); err != nil {
+		return nil, err
+	}
+	ref, err := hashParam(p, 0)
+	return a.txByIndex(p, ref, err)
+}
