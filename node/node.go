@@ -19,6 +19,8 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/wallet"
+	"github.com/preconf/preconf/web"
 )
 
 // Config is everything a node needs to start.
@@ -35,6 +37,10 @@ type Config struct {
 
 	BlockTime time.Duration // 0: never seal new blocks
 
+	// Wallet configures the built-in wallet (wallet_addEthereumChain, …);
+	// New fills in DataDir, NodeAddr, Logger and Self's chain id.
+	Wallet wallet.Config
+
 	Logger *slog.Logger
 }
 
@@ -45,6 +51,8 @@ type Node struct {
 	Chain   *chain.Chain
 	Pending *pending.Source
 	RPC     *rpc.Server
+	Wallet  *wallet.Wallet
+	Web     *web.Site // the page on "/" for browsers, /chain.json, /wallet/…
 
 	listener net.Listener
 	http     *http.Server
@@ -76,6 +84,17 @@ func New(cfg Config) (*Node, error) {
 	n.RPC = rpc.NewServer(rpc.Options{BatchLimit: cfg.BatchLimit, Logger: logger})
 	api.New(c, n.Pending).Register(n.RPC)
 	n.mux = http.NewServeMux()
+	wcfg := cfg.Wallet
+	wcfg.DataDir, wcfg.NodeAddr, wcfg.Logger = cfg.DataDir, cfg.HTTPAddr, logger
+	wcfg.Self = wallet.SelfChain(c.Config().ChainID, wcfg.Self)
+	if n.Wallet, err = wallet.Open(wcfg); err != nil {
+		n.Close()
+		return nil, err
+	}
+	n.OnClose(n.Wallet.Close)
+	n.Wallet.Register(n.RPC)
+	n.Web = web.New(n.Wallet, logger)
+	n.Web.Mount(n.Handle)
 	return n, nil
 }
 
@@ -86,7 +105,11 @@ func (n *Node) Handle(pattern string, h http.Handler) { n.mux.Handle(pattern, h)
 func (n *Node) OnClose(f func() error) { n.closers = append(n.closers, f) }
 
 // Start listens on the configured address and serves in the background.
+// other answers non-POST requests on "/" (nil: the web page, n.Web).
 func (n *Node) Start(other http.Handler) error {
+	if other == nil {
+		other = n.Web
+	}
 	addr := n.cfg.HTTPAddr
 	if addr == "" {
 		addr = "127.0.0.1"
@@ -96,7 +119,11 @@ func (n *Node) Start(other http.Handler) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	n.listener = ln
-	rpcHandler := n.RPC.HTTPHandler(rpc.HTTPOptions{MaxBody: n.cfg.MaxBody, CORSOrigins: n.cfg.CORSOrigins, Other: other})
+	if err := n.Wallet.SetSelfRPCURL("http://" + ln.Addr().String()); err != nil {
+		n.log.Warn("wallet registry", "err", err)
+	}
+	httpOpts := rpc.HTTPOptions{MaxBody: n.cfg.MaxBody, CORSOrigins: n.cfg.CORSOrigins, Other: other}
+	rpcHandler := n.RPC.HTTPHandler(httpOpts)
 	n.mux.Handle("/", rpcHandler)
 	n.http = &http.Server{
 		Handler:           n.mux,
@@ -104,7 +131,9 @@ func (n *Node) Start(other http.Handler) error {
 		IdleTimeout:       120 * time.Second,
 	}
 	go func() {
-		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// Plain JSON-RPC POSTs are answered on rpc's fast path; everything
+		// else goes to n.http unchanged.
+		if err := n.RPC.ServeFast(ln, n.http, httpOpts); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.log.Error("http server", "err", err)
 		}
 	}()

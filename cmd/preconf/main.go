@@ -109,6 +109,9 @@ func runNode(c *cli.Context) error {
 	if cfg.BlockTime < 0 {
 		return cli.Exit("preconf: --block-time must not be negative", 2)
 	}
+	if err := applyWalletFlags(c, &cfg); err != nil {
+		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
+	}
 	if g := c.String("genesis"); g != "" {
 		if cfg.Genesis, err = chain.LoadGenesis(g); err != nil {
 			return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
