@@ -77,24 +77,34 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // Handle answers one message (a single request or a batch) and returns the
 // response bytes, or nil when nothing is to be sent (only notifications).
 func (s *Server) Handle(ctx context.Context, body []byte) []byte {
-	body = bytes.TrimSpace(body)
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer bufPool.Put(buf)
+	s.handleInto(ctx, body, buf)
+	if buf.Len() == 0 {
+		return nil
+	}
+	return cloneBytes(buf)
+}
 
+// handleInto appends the answer to one message to buf; it appends nothing
+// when nothing is to be sent (only notifications).
+func (s *Server) handleInto(ctx context.Context, body []byte, buf *bytes.Buffer) {
+	body = bytes.TrimSpace(body)
+	base := buf.Len()
 	if len(body) > 0 && body[0] == '[' {
 		var msgs []json.RawMessage
 		if err := json.Unmarshal(body, &msgs); err != nil {
 			writeError(buf, nil, &ParseError{Msg: "parse error: " + err.Error()})
-			return cloneBytes(buf)
+			return
 		}
 		if len(msgs) == 0 {
 			writeError(buf, nil, &InvalidRequestError{Msg: "empty batch"})
-			return cloneBytes(buf)
+			return
 		}
 		if len(msgs) > s.opts.BatchLimit {
 			writeError(buf, nil, &InvalidRequestError{Msg: fmt.Sprintf("batch too large: %d requests, limit %d", len(msgs), s.opts.BatchLimit)})
-			return cloneBytes(buf)
+			return
 		}
 		buf.WriteByte('[')
 		wrote := false
@@ -108,26 +118,26 @@ func (s *Server) Handle(ctx context.Context, body []byte) []byte {
 			} else {
 				buf.Truncate(mark)
 			}
-			if buf.Len() > s.opts.BatchResponseMaxSize {
-				buf.Reset()
+			if buf.Len()-base > s.opts.BatchResponseMaxSize {
+				buf.Truncate(base)
 				writeError(buf, nil, &LimitExceededError{Msg: "response too large"})
-				return cloneBytes(buf)
+				return
 			}
 		}
 		if !wrote {
-			return nil
+			buf.Truncate(base)
+			return
 		}
 		buf.WriteByte(']')
-		return cloneBytes(buf)
+		return
 	}
 	if !json.Valid(body) {
 		writeError(buf, nil, &ParseError{Msg: "parse error: invalid JSON"})
-		return cloneBytes(buf)
+		return
 	}
 	if !s.handleOne(ctx, body, buf) {
-		return nil
+		buf.Truncate(base)
 	}
-	return cloneBytes(buf)
 }
 
 func cloneBytes(b *bytes.Buffer) []byte { return append([]byte(nil), b.Bytes()...) }
