@@ -193,9 +193,7 @@ func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, ok bool) {
 		// The head is split across reads: wait for the rest, a little.
 		fc.c.SetReadDeadline(time.Now().Add(fastHeadTimeout))
 		for end < 0 && br.Buffered() < fastBufSize {
-			var err error
-			buf, err = br.Peek(br.Buffered() + 1)
-			if err != nil {
+			if _, err := br.Peek(br.Buffered() + 1); err != nil {
 				return 0, 0, false
 			}
 			buf, _ = br.Peek(br.Buffered())
