@@ -16,7 +16,8 @@ var Version = "preconf/v0.1.0"
 type API struct {
 	chain   *chain.Chain
 	pending *pending.Source
-	cache   readCache // memoised signer and tip suggestion (api/fees.go)
+	cache   readCache   // memoised signer and tip suggestion (api/fees.go)
+	readers readerCache // the last state reader opened (api/blockref.go)
 }
 
 // New returns the API over a chain and (optionally) a pending source.

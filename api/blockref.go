@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
@@ -165,7 +167,7 @@ func (a *API) stateAt(ref BlockRef) (*types.Header, state.Reader, *pending.Snaps
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	r, err := a.chain.StateReader(h.Root)
+	r, err := a.readers.get(a.chain, h.Root)
 	if err != nil {
 		return nil, nil, nil, &rpc.ServerError{Msg: fmt.Sprintf("state not available for block %d: %v", h.Number.Uint64(), err)}
 	}
@@ -230,4 +232,30 @@ func (a *API) header(ref BlockRef) (*types.Header, error) {
 		return nil, rpc.ErrHeaderNotFound
 	}
 	return h, nil
+}
+
+// readerCache keeps the state reader of the root read last. Opening a reader
+// (a trie over the root and a snapshot lookup) cost more than the read itself
+// in profiles of eth_getBalance, and nearly every read is of the head's
+// state. Readers are safe for concurrent use and a root's state never
+// changes, so one reader serves every request for that root.
+type readerCache struct {
+	last atomic.Pointer[cachedReader]
+}
+
+type cachedReader struct {
+	root common.Hash
+	r    state.Reader
+}
+
+func (c *readerCache) get(ch *chain.Chain, root common.Hash) (state.Reader, error) {
+	if cr := c.last.Load(); cr != nil && cr.root == root {
+		return cr.r, nil
+	}
+	r, err := ch.StateReader(root)
+	if err != nil {
+		return nil, err
+	}
+	c.last.Store(&cachedReader{root: root, r: r})
+	return r, nil
 }
