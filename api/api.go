@@ -7,6 +7,7 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/simulate"
 )
 
 // Version is reported by web3_clientVersion; cmd/preconf sets it at build.
@@ -16,13 +17,14 @@ var Version = "preconf/v0.1.0"
 type API struct {
 	chain   *chain.Chain
 	pending *pending.Source
-	cache   readCache   // memoised signer and tip suggestion (api/fees.go)
-	readers readerCache // the last state reader opened (api/blockref.go)
+	cache   readCache        // memoised signer and tip suggestion (api/fees.go)
+	readers readerCache      // the last state reader opened (api/blockref.go)
+	engine  *simulate.Engine // eth_call & co. (api/call.go)
 }
 
 // New returns the API over a chain and (optionally) a pending source.
 func New(c *chain.Chain, p *pending.Source) *API {
-	return &API{chain: c, pending: p}
+	return &API{chain: c, pending: p, engine: simulate.New(c.Config(), c.BlockChain(), simulate.DefaultOptions())}
 }
 
 // Register adds every method of this package to srv.
@@ -65,6 +67,10 @@ func (a *API) Register(srv *rpc.Server) {
 		"debug_getRawBlock":                       a.rawEncoder("block not found", rawBody),
 		"debug_getRawReceipts":                    a.debugGetRawReceipts,
 		"debug_getRawTransaction":                 a.debugGetRawTransaction,
+		"eth_call":                                a.ethCall,
+		"eth_estimateGas":                         a.estimateGas,
+		"eth_createAccessList":                    a.createAccessList,
+		"eth_simulateV1":                          a.simulateV1,
 	} {
 		srv.Register(name, h)
 	}

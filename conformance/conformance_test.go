@@ -8,6 +8,7 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/conformance"
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/simulate"
 )
 
 // categories are the fixture folders this node must pass, method by method.
@@ -35,6 +36,11 @@ var categories = []string{
 	"debug_getRawHeader",
 	"debug_getRawReceipts",
 	"debug_getRawTransaction",
+	// simulate/: run with --simulate.state-root=compute (see startNode).
+	"eth_call",
+	"eth_createAccessList",
+	"eth_estimateGas",
+	"eth_simulateV1",
 }
 
 // fixtureDir finds the fixtures; under CI=true their absence fails the test.
@@ -57,7 +63,11 @@ func startNode(t testing.TB, dir string) *node.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.New(node.Config{Genesis: g, Imports: []string{filepath.Join(dir, "chain.rlp")}})
+	// Simulated blocks carry real state roots, as the eth_simulateV1
+	// fixtures (recorded from go-ethereum) expect.
+	sim := simulate.DefaultOptions()
+	sim.Roots = simulate.RootCompute
+	n, err := node.New(node.Config{Genesis: g, Imports: []string{filepath.Join(dir, "chain.rlp")}, Simulate: &sim})
 	if err != nil {
 		t.Fatal(err)
 	}

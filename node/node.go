@@ -19,6 +19,7 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/simulate"
 	"github.com/preconf/preconf/wallet"
 	"github.com/preconf/preconf/web"
 )
@@ -36,6 +37,11 @@ type Config struct {
 	BatchLimit  int
 
 	BlockTime time.Duration // 0: never seal new blocks
+
+	// Simulate sets eth_call/eth_estimateGas/eth_createAccessList/
+	// eth_simulateV1 limits and the state-root mode; nil = the defaults
+	// (50M gas cap, 5 s, zero roots).
+	Simulate *simulate.Options
 
 	// Wallet configures the built-in wallet (wallet_addEthereumChain, …);
 	// New fills in DataDir, NodeAddr, Logger and Self's chain id.
@@ -82,7 +88,11 @@ func New(cfg Config) (*Node, error) {
 		logger.Info("import done", "file", f, "imported", res.Imported, "skipped", res.Skipped, "head", c.Head().Number)
 	}
 	n.RPC = rpc.NewServer(rpc.Options{BatchLimit: cfg.BatchLimit, Logger: logger})
-	api.New(c, n.Pending).Register(n.RPC)
+	methods := api.New(c, n.Pending)
+	if cfg.Simulate != nil {
+		methods.SetSimulateOptions(*cfg.Simulate)
+	}
+	methods.Register(n.RPC)
 	n.mux = http.NewServeMux()
 	wcfg := cfg.Wallet
 	wcfg.DataDir, wcfg.NodeAddr, wcfg.Logger = cfg.DataDir, cfg.HTTPAddr, logger

@@ -1,0 +1,130 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/simulate"
+)
+
+// simulateV1 is eth_simulateV1. At "pending" the first simulated block is the
+// block being pre-confirmed (its number, timestamp, base fee, fee recipient,
+// gas limit) over the pre-confirmed state, and later blocks step by the
+// chain's block time.
+func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(2); err != nil {
+		return nil, err
+	}
+	var req simulate.Request
+	if err := p.Required(0, &req); err != nil {
+		return nil, err
+	}
+	if err := req.CheckLimits(); err != nil {
+		return nil, err
+	}
+	ref, err := blockRefParam(p, 1)
+	if err != nil {
+		return nil, err
+	}
+	eng := a.engine
+	h, db, snap, err := a.execState(ref, eng.Options().Roots == simulate.RootCompute)
+	if err != nil {
+		return nil, err
+	}
+	base := simulate.Base{Parent: h, State: db}
+	if snap != nil {
+		base.Parent, base.Pending = snap.Parent, snap.Header
+		base.BlockTime = 1
+		if snap.Header.Time > snap.Parent.Time+1 {
+			base.BlockTime = snap.Header.Time - snap.Parent.Time
+		}
+	}
+	blocks, err := eng.Simulate(ctx, &req, base)
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, &rpc.ServerError{Msg: err.Error()}
+		}
+		return nil, rpcError(err)
+	}
+	return appendSimResult(nil, blocks, req.ReturnFullTransactions), nil
+}
+
+// senderSigner answers the sender of simulated (unsigned) transactions from
+// the calls' "from", so that full transaction objects show it.
+type senderSigner struct {
+	types.Signer
+	from map[*types.Transaction]common.Address
+}
+
+func (s *senderSigner) Sender(tx *types.Transaction) (common.Address, error) {
+	return s.from[tx], nil
+}
+
+func (s *senderSigner) Equal(o types.Signer) bool { return o == types.Signer(s) }
+
+// appendSimResult writes the blocks as go-ethereum does: each block object
+// (sorted keys) with a "calls" member.
+func appendSimResult(b []byte, blocks []*simulate.BlockResult, fullTx bool) json.RawMessage {
+	b = append(b, '[')
+	for i, r := range blocks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var signer types.Signer
+		if fullTx {
+			s := &senderSigner{Signer: types.HomesteadSigner{}, from: make(map[*types.Transaction]common.Address, len(r.Senders))}
+			for j, tx := range r.Block.Transactions() {
+				s.from[tx] = r.Senders[j]
+			}
+			signer = s
+		}
+		hash := r.Block.Hash()
+		b = appendBlock(b, r.Block, hash, blockJSON{fullTx: fullTx}, signer)
+		b = b[:len(b)-1] // reopen the object for "calls"
+		b = append(b, `,"calls":`...)
+		b = appendCallResults(b, r.Calls, hash, r.Block.Time())
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+func appendCallResults(b []byte, calls []simulate.CallResult, hash common.Hash, time uint64) []byte {
+	b = append(b, '[')
+	for i := range calls {
+		c := &calls[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		e := enc{b: b}
+		e.open()
+		e.bytes("returnData", c.ReturnData)
+		e.key("logs")
+		e.b = appendLogs(e.b, c.Logs, hash, time)
+		e.u64("gasUsed", c.GasUsed)
+		e.u64("maxUsedGas", c.MaxUsedGas)
+		e.u64("status", c.Status)
+		if c.Error != nil {
+			e.key("error")
+			e.open()
+			e.key("message")
+			msg, _ := json.Marshal(c.Error.Message)
+			e.b = append(e.b, msg...)
+			e.key("code")
+			e.b = strconv.AppendInt(e.b, int64(c.Error.Code), 10)
+			if c.Error.Data != "" {
+				e.key("data")
+				e.b = appendQuoted(e.b, c.Error.Data)
+			}
+			e.close()
+		}
+		e.close()
+		b = e.b
+	}
+	return append(b, ']')
+}

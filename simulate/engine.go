@@ -1,0 +1,336 @@
+// Package simulate is the node's one execution engine: eth_simulateV1,
+// eth_call (a one-call execution), eth_estimateGas (a binary search over
+// calls) and eth_createAccessList (calls under an access-list tracer). It
+// runs on a prestate the caller opens (a sealed block's state, or the
+// pre-confirmed state of the pending block) and knows nothing of RPC
+// transports: errors carry their JSON-RPC codes through ErrorCode().
+//
+// Semantics follow go-ethereum v1.17.5 (internal/ethapi), re-implemented
+// here: defaults, gas caps, error codes and messages, block assembly.
+package simulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth/gasestimator"
+	"github.com/ethereum/go-ethereum/eth/tracers/logger"
+	"github.com/ethereum/go-ethereum/params"
+)
+
+// RootMode says whether simulated blocks get a real state root.
+type RootMode uint8
+
+const (
+	// RootZero leaves stateRoot all-zero: no trie hashing, the fast default.
+	// Block hashes (and BLOCKHASH) are still consistent within a response.
+	RootZero RootMode = iota
+	// RootCompute hashes the state after each block exactly as go-ethereum.
+	RootCompute
+)
+
+// ParseRootMode reads "zero" or "compute".
+func ParseRootMode(s string) (RootMode, error) {
+	switch s {
+	case "zero", "":
+		return RootZero, nil
+	case "compute":
+		return RootCompute, nil
+	}
+	return RootZero, fmt.Errorf("unknown state-root mode %q (want zero or compute)", s)
+}
+
+func (m RootMode) String() string {
+	if m == RootCompute {
+		return "compute"
+	}
+	return "zero"
+}
+
+// Defaults as in go-ethereum.
+const (
+	DefaultGasCap  = 50_000_000
+	DefaultTimeout = 5 * time.Second
+
+	MaxBlocks        = 256
+	MaxCallsPerBlock = 5000
+	MaxCalls         = 10000
+
+	// DefaultBlockTime is the timestamp step between simulated blocks when
+	// neither the caller nor the pending block says otherwise.
+	DefaultBlockTime = 12
+
+	estimateErrorRatio = 0.015
+)
+
+// Options are the node-wide limits of the engine.
+type Options struct {
+	// GasCap caps each call's gas and, in eth_simulateV1, the gas of the
+	// whole request (0: unlimited).
+	GasCap uint64
+	// Timeout bounds one request's execution (0: none).
+	Timeout time.Duration
+	// Roots is the state-root mode of simulated blocks.
+	Roots RootMode
+}
+
+// DefaultOptions are go-ethereum's defaults with zero state roots.
+func DefaultOptions() Options {
+	return Options{GasCap: DefaultGasCap, Timeout: DefaultTimeout, Roots: RootZero}
+}
+
+// Engine executes calls for one chain. It is stateless and safe for
+// concurrent use; every execution brings its own StateDB.
+type Engine struct {
+	config *params.ChainConfig
+	chain  core.ChainContext
+	opts   Options
+}
+
+// New returns an engine over a chain (for BLOCKHASH of canonical blocks and
+// the consensus engine) with the given limits.
+func New(config *params.ChainConfig, chain core.ChainContext, opts Options) *Engine {
+	return &Engine{config: config, chain: chain, opts: opts}
+}
+
+// Options are the engine's limits.
+func (e *Engine) Options() Options { return e.opts }
+
+func (e *Engine) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if e.opts.Timeout > 0 {
+		return context.WithTimeout(ctx, e.opts.Timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// apply runs msg in evm, cancelling the EVM when ctx ends. Validity errors
+// are wrapped with the supplied gas, as go-ethereum reports them.
+func (e *Engine) apply(ctx context.Context, evm *vm.EVM, msg *core.Message, gp *core.GasPool) (*core.ExecutionResult, error) {
+	stop := context.AfterFunc(ctx, evm.Cancel)
+	res, err := core.ApplyMessage(evm, msg, gp)
+	stop()
+	if evm.Cancelled() {
+		return nil, timeoutError(e.opts.Timeout)
+	}
+	if err != nil {
+		return res, fmt.Errorf("err: %w (supplied gas %d)", err, msg.GasLimit)
+	}
+	return res, nil
+}
+
+// precompiles active for a block context.
+func (e *Engine) precompiles(number *big.Int, merged bool, time uint64) vm.PrecompiledContracts {
+	return vm.ActivePrecompiledContracts(e.config.Rules(number, merged, time))
+}
+
+// Call executes args in the environment of header on db (which it changes:
+// pass a StateDB of your own). It returns the return data, a RevertError
+// for a revert, or the VM error (code -32000) as eth_call does.
+func (e *Engine) Call(ctx context.Context, args CallArgs, header *types.Header, db *state.StateDB, so StateOverride, bo *BlockOverrides) ([]byte, error) {
+	res, err := e.call(ctx, args, header, db, so, bo)
+	if err != nil {
+		return nil, err
+	}
+	if errors.Is(res.Err, vm.ErrExecutionReverted) {
+		return nil, NewRevertError(res.Revert())
+	}
+	if res.Err != nil {
+		return nil, &Error{Code: CodeServer, Msg: res.Err.Error()}
+	}
+	return res.Return(), nil
+}
+
+func (e *Engine) call(ctx context.Context, args CallArgs, header *types.Header, db *state.StateDB, so StateOverride, bo *BlockOverrides) (*core.ExecutionResult, error) {
+	blockCtx := core.NewEVMBlockContext(header, e.chain, nil)
+	if bo != nil {
+		if err := bo.applyContext(&blockCtx); err != nil {
+			return nil, err
+		}
+		header = bo.header(header)
+	}
+	precompiles := e.precompiles(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time)
+	if err := so.Apply(db, precompiles); err != nil {
+		return nil, err
+	}
+	ctx, cancel := e.withTimeout(ctx)
+	defer cancel()
+
+	gasCap := e.opts.GasCap
+	if gasCap == 0 {
+		gasCap = math.MaxUint64
+	}
+	gp := core.NewGasPool(gasCap)
+	if err := args.callDefaults(gp.Gas(), blockCtx.BaseFee, e.config.ChainID); err != nil {
+		return nil, err
+	}
+	msg := args.message(header.BaseFee, true)
+	if msg.GasPrice.IsZero() {
+		blockCtx.BaseFee = new(big.Int)
+	}
+	if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.IsZero() {
+		blockCtx.BlobBaseFee = new(big.Int)
+	}
+	evm := vm.NewEVM(blockCtx, db, e.config, vm.Config{NoBaseFee: true})
+	defer evm.Release()
+	evm.SetPrecompiles(precompiles)
+	res, err := e.apply(ctx, evm, msg, gp)
+	if serr := db.Error(); serr != nil {
+		return nil, serr
+	}
+	return res, err
+}
+
+// EstimateGas finds the lowest gas limit with which args succeed in the
+// environment of header on db, by go-ethereum's search: a plain transfer is
+// tried at 21000 first, the call then runs at the highest allowance (the gas
+// cap, the block gas limit, and what the sender's balance pays for at its fee
+// cap), then at the optimistic limit, then bisects until within 1.5 %.
+func (e *Engine) EstimateGas(ctx context.Context, args CallArgs, header *types.Header, db *state.StateDB, so StateOverride, bo *BlockOverrides) (uint64, error) {
+	blockCtx := core.NewEVMBlockContext(header, e.chain, nil)
+	if bo != nil {
+		if err := bo.applyContext(&blockCtx); err != nil {
+			return 0, err
+		}
+		header = bo.header(header)
+	}
+	precompiles := e.precompiles(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time)
+	if err := so.Apply(db, precompiles); err != nil {
+		return 0, err
+	}
+	opts := &gasestimator.Options{
+		Config:     e.config,
+		Chain:      e.chain,
+		Header:     header,
+		State:      db,
+		ErrorRatio: estimateErrorRatio,
+	}
+	if bo != nil && bo.BlobBaseFee != nil {
+		opts.BlobBaseFee = bo.BlobBaseFee.ToInt()
+	}
+	if args.Gas == nil {
+		args.Gas = new(hexutil.Uint64)
+	}
+	if err := args.callDefaults(e.opts.GasCap, header.BaseFee, e.config.ChainID); err != nil {
+		return 0, err
+	}
+	msg := args.message(header.BaseFee, true)
+	ctx, cancel := e.withTimeout(ctx)
+	defer cancel()
+	gas, revert, err := gasestimator.Estimate(ctx, msg, opts, e.opts.GasCap)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return 0, timeoutError(e.opts.Timeout)
+	}
+	if err != nil {
+		if errors.Is(err, vm.ErrExecutionReverted) {
+			return 0, NewRevertError(revert)
+		}
+		return 0, err
+	}
+	return gas, nil
+}
+
+// AccessListResult is eth_createAccessList's answer.
+type AccessListResult struct {
+	AccessList types.AccessList
+	GasUsed    uint64
+	// VMError is the execution's failure, if any (the list is still given).
+	VMError error
+}
+
+// CreateAccessList runs args under an access-list tracer until the list it
+// produces is stable: every account and slot touched, except the sender, the
+// recipient, the precompiles and valid authorities. suggestTip supplies the
+// priority fee when the caller gives no fees.
+func (e *Engine) CreateAccessList(ctx context.Context, args CallArgs, header *types.Header, db *state.StateDB, so StateOverride, suggestTip func() *big.Int) (*AccessListResult, error) {
+	if err := so.Apply(db, nil); err != nil {
+		return nil, err
+	}
+	isLondon := e.config.IsLondon(header.Number)
+	isCancun := e.config.IsCancun(header.Number, header.Time)
+	var blobBaseFee *big.Int
+	if isCancun && header.ExcessBlobGas != nil {
+		blobBaseFee = eip4844.CalcBlobFee(e.config, header)
+	}
+	if err := args.feeDefaults(isLondon, isCancun, header.BaseFee, blobBaseFee, suggestTip); err != nil {
+		return nil, err
+	}
+	if args.Nonce == nil {
+		n := hexutil.Uint64(db.GetNonce(args.sender()))
+		args.Nonce = &n
+	}
+	blockCtx := core.NewEVMBlockContext(header, e.chain, nil)
+	if err := args.callDefaults(e.opts.GasCap, blockCtx.BaseFee, e.config.ChainID); err != nil {
+		return nil, err
+	}
+	from := args.sender()
+	to := crypto.CreateAddress(from, uint64(*args.Nonce))
+	if args.To != nil {
+		to = *args.To
+	}
+	exclude := map[common.Address]struct{}{from: {}, to: {}}
+	for _, addr := range vm.ActivePrecompiles(e.config.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time)) {
+		exclude[addr] = struct{}{}
+	}
+	if uint64(len(args.AuthorizationList)) > uint64(*args.Gas)/params.CallNewAccountGas {
+		return nil, errors.New("insufficient gas to process all authorizations")
+	}
+	for _, auth := range args.AuthorizationList {
+		if (!auth.ChainID.IsZero() && auth.ChainID.CmpBig(e.config.ChainID) != 0) || auth.Nonce+1 < auth.Nonce {
+			continue
+		}
+		if authority, err := auth.Authority(); err == nil {
+			exclude[authority] = struct{}{}
+		}
+	}
+	var initial types.AccessList
+	if args.AccessList != nil {
+		initial = *args.AccessList
+	}
+	ctx, cancel := e.withTimeout(ctx)
+	defer cancel()
+	prev := logger.NewAccessListTracer(initial, exclude)
+	for {
+		if ctx.Err() != nil {
+			return nil, timeoutError(e.opts.Timeout)
+		}
+		list := prev.AccessList()
+		run := db.Copy()
+		args.AccessList = &list
+		msg := args.message(header.BaseFee, true)
+		tracer := logger.NewAccessListTracer(list, exclude)
+		evm := vm.NewEVM(blockCtx, run, e.config, vm.Config{Tracer: tracer.Hooks(), NoBaseFee: true})
+		if msg.GasPrice.IsZero() {
+			evm.Context.BaseFee = new(big.Int)
+		}
+		if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.IsZero() {
+			evm.Context.BlobBaseFee = new(big.Int)
+		}
+		stop := context.AfterFunc(ctx, evm.Cancel)
+		res, err := core.ApplyMessage(evm, msg, nil)
+		stop()
+		cancelled := evm.Cancelled()
+		evm.Release()
+		if cancelled {
+			return nil, timeoutError(e.opts.Timeout)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to apply transaction: %v err: %v", args.transaction(types.LegacyTxType).Hash(), err)
+		}
+		if tracer.Equal(prev) {
+			return &AccessListResult{AccessList: list, GasUsed: res.UsedGas, VMError: res.Err}, nil
+		}
+		prev = tracer
+	}
+}

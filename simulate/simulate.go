@@ -1,0 +1,424 @@
+package simulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/types/bal"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/trie"
+)
+
+// BlockCalls is one entry of blockStateCalls.
+type BlockCalls struct {
+	BlockOverrides *BlockOverrides `json:"blockOverrides"`
+	StateOverrides StateOverride   `json:"stateOverrides"`
+	Calls          []CallArgs      `json:"calls"`
+}
+
+// Request is eth_simulateV1's first parameter.
+type Request struct {
+	BlockStateCalls        []BlockCalls `json:"blockStateCalls"`
+	TraceTransfers         bool         `json:"traceTransfers"`
+	Validation             bool         `json:"validation"`
+	ReturnFullTransactions bool         `json:"returnFullTransactions"`
+}
+
+// CheckLimits rejects requests over the block and call limits before any
+// state is opened.
+func (r *Request) CheckLimits() error {
+	if len(r.BlockStateCalls) == 0 {
+		return &Error{Code: CodeInvalidParams, Msg: "empty input"}
+	}
+	if len(r.BlockStateCalls) > MaxBlocks {
+		return limitError("too many blocks")
+	}
+	total := 0
+	for _, b := range r.BlockStateCalls {
+		if len(b.Calls) > MaxCallsPerBlock {
+			return limitError("too many calls in block: %d > %d", len(b.Calls), MaxCallsPerBlock)
+		}
+		total += len(b.Calls)
+		if total > MaxCalls {
+			return limitError("too many calls: %d > %d", total, MaxCalls)
+		}
+	}
+	return nil
+}
+
+// CallError is a failed call's error member.
+type CallError struct {
+	Code    int
+	Message string
+	Data    string // hex revert data; "" for none
+}
+
+// CallResult is one call's outcome.
+type CallResult struct {
+	ReturnData []byte
+	Logs       []*types.Log // stamped with the final block hash
+	GasUsed    uint64
+	MaxUsedGas uint64
+	Status     uint64
+	Error      *CallError
+}
+
+// BlockResult is one simulated block.
+type BlockResult struct {
+	Block   *types.Block
+	Calls   []CallResult
+	Senders []common.Address // by transaction index
+}
+
+// Base is what a simulation starts from.
+type Base struct {
+	// Parent is the last block before the simulated ones.
+	Parent *types.Header
+	// State is the prestate (changed by the simulation: pass your own).
+	State *state.StateDB
+	// Pending, when set, is the environment of the pre-confirmed block
+	// (number Parent+1): a simulated block at that number takes its
+	// timestamp, base fee, fee recipient, gas limit, prevRandao, beacon root
+	// and excess blob gas unless overridden, its gas pool is what the
+	// pre-confirmed transactions left, and State already holds their effects
+	// (so the block's system calls are not repeated).
+	Pending *types.Header
+	// BlockTime is the timestamp step between simulated blocks (0: 12 s).
+	BlockTime uint64
+}
+
+type simulator struct {
+	e         *Engine
+	base      Base
+	step      uint64
+	budget    uint64
+	transfers bool
+	validate  bool
+}
+
+// Simulate runs the blocks of req on base.State.
+func (e *Engine) Simulate(ctx context.Context, req *Request, base Base) ([]*BlockResult, error) {
+	if err := req.CheckLimits(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := e.withTimeout(ctx)
+	defer cancel()
+	s := &simulator{e: e, base: base, step: base.BlockTime, budget: e.opts.GasCap,
+		transfers: req.TraceTransfers, validate: req.Validation}
+	if s.step == 0 {
+		s.step = DefaultBlockTime
+	}
+	if s.budget == 0 {
+		s.budget = math.MaxUint64
+	}
+	blocks, err := s.sanitize(req.BlockStateCalls)
+	if err != nil {
+		return nil, err
+	}
+	headers := s.headers(blocks)
+	out := make([]*BlockResult, len(blocks))
+	parent := base.Parent
+	for i := range blocks {
+		res, err := s.block(ctx, &blocks[i], headers[i], parent, headers[:i])
+		if err != nil {
+			return nil, err
+		}
+		headers[i] = res.Block.Header()
+		out[i] = res
+		parent = headers[i]
+	}
+	return out, nil
+}
+
+func (s *simulator) isPending(n *big.Int) bool {
+	return s.base.Pending != nil && s.base.Pending.Number.Cmp(n) == 0
+}
+
+// defaultTime is the timestamp of block n when not overridden.
+func (s *simulator) defaultTime(n *big.Int, prev uint64) uint64 {
+	if s.isPending(n) && s.base.Pending.Time > prev {
+		return s.base.Pending.Time
+	}
+	return prev + s.step
+}
+
+// sanitize checks that numbers and timestamps strictly increase, fills
+// defaults (number +1, time + step), and inserts empty blocks for gaps in
+// the numbering.
+func (s *simulator) sanitize(in []BlockCalls) ([]BlockCalls, error) {
+	var (
+		out      = make([]BlockCalls, 0, len(in))
+		baseNum  = s.base.Parent.Number
+		prevNum  = new(big.Int).Set(baseNum)
+		prevTime = s.base.Parent.Time
+		one      = big.NewInt(1)
+	)
+	for _, b := range in {
+		bo := new(BlockOverrides)
+		if b.BlockOverrides != nil {
+			*bo = *b.BlockOverrides
+		}
+		b.BlockOverrides = bo
+		if bo.Number == nil {
+			bo.Number = (*hexutil.Big)(new(big.Int).Add(prevNum, one))
+		}
+		if bo.Withdrawals == nil {
+			bo.Withdrawals = &types.Withdrawals{}
+		}
+		num := bo.Number.ToInt()
+		diff := new(big.Int).Sub(num, prevNum)
+		if diff.Sign() <= 0 {
+			return nil, &Error{Code: CodeBlockNumberInvalid, Msg: fmt.Sprintf("block numbers must be in order: %d <= %d", num.Uint64(), prevNum)}
+		}
+		if total := new(big.Int).Sub(num, baseNum); total.Cmp(big.NewInt(MaxBlocks)) > 0 {
+			return nil, limitError("too many blocks")
+		}
+		for gap := diff.Uint64() - 1; gap > 0; gap-- {
+			n := new(big.Int).Add(prevNum, one)
+			t := s.defaultTime(n, prevTime)
+			out = append(out, BlockCalls{BlockOverrides: &BlockOverrides{
+				Number: (*hexutil.Big)(n), Time: (*hexutil.Uint64)(&t), Withdrawals: &types.Withdrawals{},
+			}})
+			prevNum, prevTime = n, t
+		}
+		prevNum = new(big.Int).Set(num)
+		var t uint64
+		if bo.Time == nil {
+			t = s.defaultTime(num, prevTime)
+			bo.Time = (*hexutil.Uint64)(&t)
+		} else if t = uint64(*bo.Time); t <= prevTime {
+			return nil, &Error{Code: CodeBlockTimeInvalid, Msg: fmt.Sprintf("block timestamps must be in order: %d <= %d", t, prevTime)}
+		}
+		prevTime = t
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// headers builds each block's preliminary header: fee recipient and gas
+// limit carry over from the block before, post-merge difficulty is zero, and
+// the overrides apply on top. Parent hash, base fee, blob gas and roots are
+// filled while executing.
+func (s *simulator) headers(blocks []BlockCalls) []*types.Header {
+	cfg := s.e.config
+	out := make([]*types.Header, len(blocks))
+	prev := s.base.Parent
+	for i := range blocks {
+		bo := blocks[i].BlockOverrides
+		num := bo.Number.ToInt()
+		t := uint64(*bo.Time)
+		h := &types.Header{
+			UncleHash:   types.EmptyUncleHash,
+			ReceiptHash: types.EmptyReceiptsHash,
+			TxHash:      types.EmptyTxsHash,
+			Coinbase:    prev.Coinbase,
+			Difficulty:  prev.Difficulty,
+			GasLimit:    prev.GasLimit,
+		}
+		if cfg.IsShanghai(num, t) {
+			h.WithdrawalsHash = &types.EmptyWithdrawalsHash
+		}
+		if cfg.IsCancun(num, t) {
+			h.ParentBeaconRoot = new(common.Hash)
+		}
+		if s.isPending(num) {
+			p := s.base.Pending
+			h.Coinbase, h.GasLimit, h.MixDigest = p.Coinbase, p.GasLimit, p.MixDigest
+			if p.BaseFee != nil {
+				h.BaseFee = new(big.Int).Set(p.BaseFee)
+			}
+			if h.ParentBeaconRoot != nil && p.ParentBeaconRoot != nil {
+				r := *p.ParentBeaconRoot
+				h.ParentBeaconRoot = &r
+			}
+			if p.ExcessBlobGas != nil && cfg.IsCancun(num, t) {
+				x := *p.ExcessBlobGas
+				h.ExcessBlobGas = &x
+			}
+		}
+		if bo.BeaconRoot != nil && h.ParentBeaconRoot != nil {
+			r := *bo.BeaconRoot
+			h.ParentBeaconRoot = &r
+		}
+		if cfg.IsPostMerge(num.Uint64(), t) {
+			h.Difficulty = new(big.Int)
+		}
+		h = bo.header(h)
+		out[i] = h
+		prev = h
+	}
+	return out
+}
+
+func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *types.Header, done []*types.Header) (*BlockResult, error) {
+	cfg := s.e.config
+	pending := s.isPending(header.Number)
+	header.ParentHash = parent.Hash()
+	if cfg.IsLondon(header.Number) && header.BaseFee == nil {
+		if s.validate {
+			header.BaseFee = eip1559.CalcBaseFee(cfg, parent)
+		} else {
+			header.BaseFee = new(big.Int)
+		}
+	}
+	if cfg.IsCancun(header.Number, header.Time) && header.ExcessBlobGas == nil {
+		var excess uint64
+		if cfg.IsCancun(parent.Number, parent.Time) {
+			excess = eip4844.CalcExcessBlobGas(cfg, parent, header.Time)
+		}
+		header.ExcessBlobGas = &excess
+	}
+	chain := &simChain{ChainContext: s.e.chain, base: s.base.Parent, headers: done}
+	blockCtx := core.NewEVMBlockContext(header, chain, nil)
+	if b.BlockOverrides.BlobBaseFee != nil {
+		blockCtx.BlobBaseFee = new(big.Int).Set(b.BlockOverrides.BlobBaseFee.ToInt())
+	}
+	precompiles := s.e.precompiles(header.Number, header.Difficulty.Sign() == 0, header.Time)
+	db := s.base.State
+	if err := b.StateOverrides.Apply(db, precompiles); err != nil {
+		return nil, err
+	}
+	poolGas := blockCtx.GasLimit
+	if pending && s.base.Pending.GasUsed < poolGas {
+		poolGas -= s.base.Pending.GasUsed
+	} else if pending {
+		poolGas = 0
+	}
+	var (
+		gp       = core.NewGasPool(poolGas)
+		n        = len(b.Calls)
+		txs      = make([]*types.Transaction, n)
+		receipts = make([]*types.Receipt, n)
+		res      = &BlockResult{Calls: make([]CallResult, n), Senders: make([]common.Address, n)}
+		access   = bal.NewConstructionBlockAccessList()
+		tracer   = newLogTracer(s.transfers, header.Number.Uint64(), header.Time)
+		hooked   = state.NewHookedState(db, tracer.hooks)
+		blobGas  uint64
+		allLogs  []*types.Log
+	)
+	evm := vm.NewEVM(blockCtx, hooked, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
+	defer evm.Release()
+	evm.SetPrecompiles(precompiles)
+	if !pending {
+		access.Merge(core.PreExecution(ctx, header.ParentBeaconRoot, parent, cfg, evm, header.Number, header.Time))
+	}
+	for i := range b.Calls {
+		if ctx.Err() != nil {
+			return nil, timeoutError(s.e.opts.Timeout)
+		}
+		call := &b.Calls[i]
+		capped, err := s.prepare(call, db, header, gp)
+		if err != nil {
+			return nil, err
+		}
+		tx := call.transaction(types.DynamicFeeTxType)
+		hash := tx.Hash()
+		txs[i] = tx
+		res.Senders[i] = call.sender()
+		tracer.startTx(hash, i)
+		db.SetTxContext(hash, i, uint32(i+1))
+		msg := call.message(header.BaseFee, !s.validate)
+		result, err := s.e.apply(ctx, evm, msg, gp)
+		if err != nil {
+			return nil, txError(err)
+		}
+		var root []byte
+		if cfg.IsByzantium(header.Number) {
+			access.Merge(hooked.Finalise(true))
+		} else {
+			root = db.IntermediateRoot(cfg.IsEIP158(header.Number)).Bytes()
+		}
+		receipts[i] = core.MakeReceipt(evm, result, db, header.Number, common.Hash{}, header.Time, tx, gp.CumulativeUsed(), root)
+		blobGas += receipts[i].BlobGasUsed
+		if result.UsedGas > s.budget {
+			return nil, &Error{Code: CodeServer, Msg: fmt.Sprintf("RPC gas cap exhausted: need %d, remaining %d", result.UsedGas, s.budget)}
+		}
+		s.budget -= result.UsedGas
+		cr := CallResult{ReturnData: result.Return(), Logs: tracer.logs(), GasUsed: result.UsedGas, MaxUsedGas: result.MaxUsedGas}
+		if result.Failed() {
+			cr.Status = types.ReceiptStatusFailed
+			if errors.Is(result.Err, vm.ErrExecutionReverted) {
+				rev := NewRevertError(result.Revert())
+				cr.Error = &CallError{Code: CodeReverted, Message: rev.Error(), Data: rev.DataHex()}
+			} else {
+				msg := result.Err.Error()
+				if capped {
+					msg += " (gas limit was capped by the RPC server's global gas cap)"
+				}
+				cr.Error = &CallError{Code: CodeVMError, Message: msg}
+			}
+		} else {
+			cr.Status = types.ReceiptStatusSuccessful
+			allLogs = append(allLogs, cr.Logs...)
+		}
+		res.Calls[i] = cr
+	}
+	header.GasUsed = gp.Used()
+	if cfg.IsCancun(header.Number, header.Time) {
+		header.BlobGasUsed = &blobGas
+	}
+	requests, postAccess, err := core.PostExecution(ctx, cfg, header.Number, header.Time, allLogs, evm, uint32(n+1))
+	if err != nil {
+		return nil, err
+	}
+	if requests != nil {
+		h := types.CalcRequestsHash(requests)
+		header.RequestsHash = &h
+	}
+	access.Merge(postAccess)
+	body := &types.Body{Transactions: txs}
+	if cfg.IsShanghai(header.Number, header.Time) {
+		body.Withdrawals = *b.BlockOverrides.Withdrawals
+	}
+	s.e.chain.Engine().Finalize(chain, header, db, body, uint32(n+1), access)
+	if s.e.opts.Roots == RootCompute {
+		res.Block = core.AssembleBlock(chain, header, db, body, receipts, access)
+	} else {
+		header.Root = common.Hash{}
+		res.Block = types.NewBlock(header, body, receipts, trie.NewStackTrie(nil))
+	}
+	hash := res.Block.Hash()
+	for i := range res.Calls {
+		for _, l := range res.Calls[i].Logs {
+			l.BlockHash = hash
+		}
+	}
+	return res, nil
+}
+
+// prepare fills a call's defaults inside a block: the sender's nonce, the
+// block's remaining gas, clamped to the request's remaining gas budget
+// (capped reports that clamp), and zero fees.
+func (s *simulator) prepare(call *CallArgs, db *state.StateDB, header *types.Header, gp *core.GasPool) (capped bool, err error) {
+	if call.Nonce == nil {
+		n := hexutil.Uint64(db.GetNonce(call.sender()))
+		call.Nonce = &n
+	}
+	remaining := gp.Gas()
+	if call.Gas == nil {
+		g := hexutil.Uint64(remaining)
+		call.Gas = &g
+	}
+	if remaining < uint64(*call.Gas) {
+		return false, &Error{Code: CodeBlockGasLimit, Msg: fmt.Sprintf("block gas limit reached: remaining: %d, required: %d", remaining, uint64(*call.Gas))}
+	}
+	if g := uint64(*call.Gas); g > s.budget {
+		capped = true
+		b := hexutil.Uint64(s.budget)
+		call.Gas = &b
+	}
+	return capped, call.callDefaults(0, header.BaseFee, s.e.config.ChainID)
+}
