@@ -1,0 +1,95 @@
+package feed
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// Metadata is the builder's unstable side information. The follower never
+// depends on it for correctness (it re-executes); it is parsed for
+// diagnostics (comparing the builder's claims with the re-executed result).
+type Metadata struct {
+	BlockNumber        uint64                          `json:"block_number"`
+	NewAccountBalances map[common.Address]*hexutil.Big `json:"new_account_balances"`
+	Receipts           map[common.Hash]*MetaReceipt     `json:"receipts"`
+}
+
+// MetaReceipt is a receipt as the metadata carries it.
+type MetaReceipt struct {
+	Type              uint8
+	Status            uint64
+	CumulativeGasUsed uint64
+	Logs              []MetaLog
+}
+
+// MetaLog is a log as the metadata carries it.
+type MetaLog struct {
+	Address common.Address `json:"address"`
+	Topics  []common.Hash  `json:"topics"`
+	Data    hexutil.Bytes  `json:"data"`
+}
+
+// externalTags maps the externally tagged receipt names (older builders)
+// to transaction types.
+var externalTags = map[string]uint8{
+	"Legacy":  types.LegacyTxType,
+	"Eip2930": types.AccessListTxType,
+	"Eip1559": types.DynamicFeeTxType,
+	"Eip4844": types.BlobTxType,
+	"Eip7702": types.SetCodeTxType,
+	"Deposit": 0x7e,
+}
+
+type receiptFields struct {
+	Type              *hexutil.Uint64 `json:"type"`
+	Status            hexutil.Uint64  `json:"status"`
+	CumulativeGasUsed hexutil.Uint64  `json:"cumulativeGasUsed"`
+	Logs              []MetaLog       `json:"logs"`
+}
+
+// UnmarshalJSON accepts the internally tagged form ({"type":"0x2",…}) and
+// the externally tagged one ({"Eip1559":{…}}).
+func (r *MetaReceipt) UnmarshalJSON(data []byte) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return err
+	}
+	if len(obj) == 1 {
+		for tag, inner := range obj {
+			if typ, ok := externalTags[tag]; ok {
+				var f receiptFields
+				if err := json.Unmarshal(inner, &f); err != nil {
+					return fmt.Errorf("receipt %s: %w", tag, err)
+				}
+				*r = MetaReceipt{Type: typ, Status: uint64(f.Status), CumulativeGasUsed: uint64(f.CumulativeGasUsed), Logs: f.Logs}
+				return nil
+			}
+		}
+	}
+	var f receiptFields
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	if f.Type == nil {
+		return fmt.Errorf("receipt without type")
+	}
+	*r = MetaReceipt{Type: uint8(*f.Type), Status: uint64(f.Status), CumulativeGasUsed: uint64(f.CumulativeGasUsed), Logs: f.Logs}
+	return nil
+}
+
+// ParseMetadata decodes the metadata, or returns an error (never fatal for
+// the flashblock itself). Unknown fields are ignored.
+func (f *Flashblock) ParseMetadata() (*Metadata, error) {
+	m := new(Metadata)
+	if len(f.Metadata) == 0 || string(f.Metadata) == "null" {
+		return m, nil
+	}
+	if err := json.Unmarshal(f.Metadata, m); err != nil {
+		return nil, fmt.Errorf("flashblock metadata: %w", err)
+	}
+	return m, nil
+}
