@@ -15,7 +15,7 @@ import (
 type Metadata struct {
 	BlockNumber        uint64                          `json:"block_number"`
 	NewAccountBalances map[common.Address]*hexutil.Big `json:"new_account_balances"`
-	Receipts           map[common.Hash]*MetaReceipt     `json:"receipts"`
+	Receipts           map[common.Hash]*MetaReceipt    `json:"receipts"`
 }
 
 // MetaReceipt is a receipt as the metadata carries it.
