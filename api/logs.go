@@ -345,11 +345,12 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 		}
 	}
 	if rng.snap != nil {
-		v := pendingView(rng.snap)
+		h := rng.snap.Header
+		hash := h.Hash()
 		for _, r := range rng.snap.Receipts {
 			for _, l := range r.Logs {
 				if f.matches(l) {
-					emit(l, v.hash, v.block.Time())
+					emit(l, hash, h.Time)
 				}
 			}
 		}

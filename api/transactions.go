@@ -20,13 +20,15 @@ func (a *API) signer() types.Signer {
 }
 
 // lookupTx finds a transaction by hash: first among the pre-confirmed ones
-// of the current pending snapshot, then in the sealed chain. view is the
-// block holding it (for sealed blocks only the header fields are loaded).
+// of the current pending snapshot, then in the sealed chain. loc is where it
+// sits; receipt is set only for pre-confirmed transactions.
 func (a *API) lookupTx(hash common.Hash) (tx *types.Transaction, receipt *types.Receipt, loc txLoc, found bool) {
 	if snap := a.pendingSnapshot(); snap != nil {
 		if tx, r, i, ok := snap.Tx(hash); ok {
-			v := pendingView(snap)
-			return tx, r, v.loc(i), true
+			// The header's hash is the pending block's (no need to
+			// assemble the block for it).
+			h := snap.Header
+			return tx, r, txLoc{BlockHash: h.Hash(), Number: h.Number.Uint64(), Time: h.Time, Index: uint64(i), BaseFee: h.BaseFee}, true
 		}
 	}
 	tx, blockHash, number, index, ok := a.chain.TxLookup(hash)

@@ -1,0 +1,317 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/beacon"
+	"github.com/ethereum/go-ethereum/consensus/ethash"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rlp"
+
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/rpc"
+)
+
+// emitter is a contract that logs LOG2("emit", calldata[0:32]) with the
+// 32 calldata bytes as data.
+var (
+	emitter     = common.HexToAddress("0x00000000000000000000000000000000000e0001")
+	emitterCode = common.FromHex("0x6020600060003760005163656d697460206000a200")
+	topicEmit   = common.BytesToHash([]byte("emit"))
+	readsTip    = big.NewInt(3 * params.GWei)
+)
+
+func emitWord(i int) common.Hash { return common.BigToHash(big.NewInt(int64(1000 + i))) }
+
+// readsFixture is a dev chain of four blocks; block i (1-based) holds a
+// call to the emitter with emitWord(i) and a value transfer.
+type readsFixture struct {
+	api    *API
+	chain  *chain.Chain
+	src    *pending.Source
+	blocks []*types.Block
+}
+
+func newReadsFixture(t *testing.T) *readsFixture {
+	t.Helper()
+	makeGenesis := func() *core.Genesis {
+		g := chain.DevGenesis()
+		g.Alloc[emitter] = types.Account{Code: emitterCode, Balance: new(big.Int)}
+		return g
+	}
+	genesis := makeGenesis()
+	signer := types.LatestSigner(genesis.Config)
+	_, blocks, _ := core.GenerateChainWithGenesis(genesis, beacon.New(ethash.NewFaker()), 4, func(i int, g *core.BlockGen) {
+		// The chain maker sets a parent beacon root but only runs the
+		// EIP-4788 system call when asked to.
+		g.SetParentBeaconRoot(common.Hash{})
+		feeCap := new(big.Int).Add(g.BaseFee(), readsTip)
+		word := emitWord(i + 1)
+		for _, data := range []types.TxData{
+			&types.DynamicFeeTx{ChainID: genesis.Config.ChainID, Nonce: g.TxNonce(testAddr), GasTipCap: readsTip, GasFeeCap: feeCap, Gas: 100000, To: &emitter, Data: word[:]},
+			&types.DynamicFeeTx{ChainID: genesis.Config.ChainID, Nonce: g.TxNonce(testAddr) + 1, GasTipCap: readsTip, GasFeeCap: feeCap, Gas: 21000, To: &testTo, Value: big.NewInt(1)},
+		} {
+			tx, err := types.SignNewTx(testKey, signer, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.AddTx(tx)
+		}
+	})
+	c, err := chain.Open(chain.Config{Genesis: makeGenesis()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var buf bytes.Buffer
+	for _, b := range blocks {
+		if err := rlp.Encode(&buf, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Import(&buf); err != nil {
+		t.Fatal(err)
+	}
+	src := new(pending.Source)
+	return &readsFixture{api: New(c, src), chain: c, src: src, blocks: blocks}
+}
+
+// publishPending publishes a snapshot over the head holding one more
+// emitter call (word 0xbeef) whose receipt carries its log.
+func (f *readsFixture) publishPending(t *testing.T) (*pending.Snapshot, *types.Transaction) {
+	t.Helper()
+	parent := f.chain.Head()
+	cfg := f.chain.Config()
+	header := &types.Header{
+		ParentHash: parent.Hash(), Number: new(big.Int).Add(parent.Number, common.Big1), GasLimit: parent.GasLimit,
+		Time: parent.Time + 1, Difficulty: new(big.Int), BaseFee: big.NewInt(7), Coinbase: common.Address{0xfe},
+	}
+	word := common.HexToHash("0xbeef")
+	tx, err := types.SignNewTx(testKey, types.LatestSigner(cfg), &types.DynamicFeeTx{
+		ChainID: cfg.ChainID, Nonce: 8, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(100), Gas: 100000, To: &emitter, Data: word[:]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipt := &types.Receipt{Type: tx.Type(), Status: 1, CumulativeGasUsed: 30000, GasUsed: 30000, TxHash: tx.Hash(),
+		BlockNumber: header.Number, Logs: []*types.Log{{Address: emitter, Topics: []common.Hash{topicEmit, word}, Data: word[:],
+			BlockNumber: header.Number.Uint64(), TxHash: tx.Hash()}}}
+	receipt.Bloom = types.CreateBloom(receipt)
+	snap := (&pending.Snapshot{Parent: parent, Header: header, Txs: types.Transactions{tx}, Receipts: types.Receipts{receipt}}).Seal()
+	f.src.Publish(snap)
+	return snap, tx
+}
+
+// call runs a handler with JSON parameters and returns its JSON answer.
+func call(t *testing.T, h rpc.Handler, params ...string) (string, error) {
+	t.Helper()
+	p := make(rpc.Params, len(params))
+	for i, s := range params {
+		p[i] = json.RawMessage(s)
+	}
+	res, err := h(context.Background(), p)
+	if err != nil {
+		return "", err
+	}
+	if raw, ok := res.(json.RawMessage); ok {
+		if !json.Valid(raw) {
+			t.Fatalf("invalid JSON answer: %s", raw)
+		}
+		return string(raw), nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), nil
+}
+
+func mustCall(t *testing.T, h rpc.Handler, params ...string) string {
+	t.Helper()
+	out, err := call(t, h, params...)
+	if err != nil {
+		t.Fatalf("%v: %v", params, err)
+	}
+	return out
+}
+
+func field(t *testing.T, obj, key string) string {
+	t.Helper()
+	return string(decodeObject(t, []byte(obj))[key])
+}
+
+func quoted(s string) string { return `"` + s + `"` }
+
+func TestBlockSelectors(t *testing.T) {
+	f := newReadsFixture(t)
+	a := f.api
+	b2 := f.blocks[1]
+	tests := []struct {
+		name   string
+		h      rpc.Handler
+		params []string
+		want   string // "" = check only that it is not null
+		code   int    // expected error code (0 = no error)
+	}{
+		{"by number", a.getBlockByNumber, []string{`"0x2"`, `false`}, "", 0},
+		{"by hash", a.getBlockByHash, []string{quoted(b2.Hash().Hex()), `true`}, "", 0},
+		{"unknown number is null", a.getBlockByNumber, []string{`"0x9"`, `false`}, "null", 0},
+		{"unknown hash is null", a.getBlockByHash, []string{quoted(common.Hash{1}.Hex()), `false`}, "null", 0},
+		{"fullTx required", a.getBlockByNumber, []string{`"0x2"`}, "", rpc.CodeInvalidParams},
+		{"bad number", a.getBlockByNumber, []string{`"2"`, `false`}, "", rpc.CodeInvalidParams},
+		{"too many args", a.getBlockByNumber, []string{`"0x2"`, `false`, `1`}, "", rpc.CodeInvalidParams},
+		{"tx count", a.countHandler(numberParam, txCount), []string{`"0x2"`}, `"0x2"`, 0},
+		{"tx count by hash", a.countHandler(hashParam, txCount), []string{quoted(b2.Hash().Hex())}, `"0x2"`, 0},
+		{"tx count unknown", a.countHandler(numberParam, txCount), []string{`"0x99"`}, "null", 0},
+		{"uncle count", a.countHandler(numberParam, uncleCount), []string{`"latest"`}, `"0x0"`, 0},
+		{"uncle count by hash unknown", a.countHandler(hashParam, uncleCount), []string{quoted(common.Hash{2}.Hex())}, "null", 0},
+		{"tx by index", a.getTransactionByBlockNumberAndIndex, []string{`"0x2"`, `"0x1"`}, "", 0},
+		{"tx by index past end", a.getTransactionByBlockNumberAndIndex, []string{`"0x2"`, `"0x2"`}, "null", 0},
+		{"tx by hash and index", a.getTransactionByBlockHashAndIndex, []string{quoted(b2.Hash().Hex()), `"0x0"`}, "", 0},
+		{"receipts by number", a.getBlockReceipts, []string{`"0x2"`}, "", 0},
+		{"receipts by EIP-1898 hash", a.getBlockReceipts, []string{`{"blockHash":"` + b2.Hash().Hex() + `","requireCanonical":true}`}, "", 0},
+		{"receipts of unknown block", a.getBlockReceipts, []string{`"0x77"`}, "null", 0},
+		{"raw header unknown number", a.rawEncoder("header not found", rawHeader), []string{`"0x77"`}, `"0x"`, 0},
+		{"raw block unknown hash", a.rawEncoder("block not found", rawBody), []string{quoted(common.Hash{3}.Hex())}, "", rpc.CodeServer},
+		{"raw receipts unknown hash", a.debugGetRawReceipts, []string{quoted(common.Hash{3}.Hex())}, "[]", 0},
+		{"raw receipts unknown number", a.debugGetRawReceipts, []string{`"0x77"`}, "null", 0},
+		{"raw tx unknown", a.debugGetRawTransaction, []string{quoted(common.Hash{3}.Hex())}, `"0x"`, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := call(t, tc.h, tc.params...)
+			if tc.code != 0 {
+				var re rpc.Error
+				if !errors.As(err, &re) || re.ErrorCode() != tc.code {
+					t.Fatalf("got %s, %v; want error code %d", got, err, tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want != "" && got != tc.want {
+				t.Fatalf("got %s, want %s", got, tc.want)
+			}
+			if tc.want == "" && got == "null" {
+				t.Fatal("got null")
+			}
+		})
+	}
+	// The block selected by hash and by number is the same object.
+	byNum := mustCall(t, a.getBlockByNumber, `"0x2"`, `true`)
+	byHash := mustCall(t, a.getBlockByHash, quoted(b2.Hash().Hex()), `true`)
+	if byNum != byHash {
+		t.Errorf("by number and by hash differ:\n%s\n%s", byNum, byHash)
+	}
+	if got := field(t, byNum, "hash"); got != quoted(b2.Hash().Hex()) {
+		t.Errorf("hash = %s", got)
+	}
+	// Without a snapshot, pending is latest.
+	if p, l := mustCall(t, a.getBlockByNumber, `"pending"`, `false`), mustCall(t, a.getBlockByNumber, `"latest"`, `false`); p != l {
+		t.Errorf("pending without snapshot differs from latest")
+	}
+}
+
+func TestSealedTxAndReceipt(t *testing.T) {
+	f := newReadsFixture(t)
+	a := f.api
+	tx := f.blocks[2].Transactions()[0]
+	got := mustCall(t, a.getTransactionByHash, quoted(tx.Hash().Hex()))
+	byIndex := mustCall(t, a.getTransactionByBlockNumberAndIndex, `"0x3"`, `"0x0"`)
+	if got != byIndex {
+		t.Errorf("by hash and by index differ:\n%s\n%s", got, byIndex)
+	}
+	wantPrice := new(big.Int).Add(f.blocks[2].BaseFee(), readsTip)
+	if p := field(t, got, "gasPrice"); p != string(appendBig(nil, wantPrice)) {
+		t.Errorf("gasPrice = %s, want base fee + tip %s", p, wantPrice)
+	}
+	r := mustCall(t, a.getTransactionReceipt, quoted(tx.Hash().Hex()))
+	for k, want := range map[string]string{
+		"blockHash": quoted(f.blocks[2].Hash().Hex()), "blockNumber": `"0x3"`, "status": `"0x1"`,
+		"effectiveGasPrice": string(appendBig(nil, wantPrice)), "from": quoted(strings.ToLower(testAddr.Hex())),
+	} {
+		if g := field(t, r, k); g != want {
+			t.Errorf("receipt %s = %s, want %s", k, g, want)
+		}
+	}
+	all := mustCall(t, a.getBlockReceipts, `"0x3"`)
+	var list []json.RawMessage
+	if err := json.Unmarshal([]byte(all), &list); err != nil || len(list) != 2 || string(list[0]) != r {
+		t.Errorf("block receipts[0] differs from the receipt by hash: %s", all)
+	}
+	if got := mustCall(t, a.getTransactionReceipt, quoted(common.Hash{9}.Hex())); got != "null" {
+		t.Errorf("unknown receipt = %s", got)
+	}
+	raw := mustCall(t, a.debugGetRawTransaction, quoted(tx.Hash().Hex()))
+	enc, _ := tx.MarshalBinary()
+	if raw != string(appendHexBytes(nil, enc)) {
+		t.Errorf("raw tx = %s", raw)
+	}
+}
+
+func TestPendingReads(t *testing.T) {
+	f := newReadsFixture(t)
+	a := f.api
+	snap, tx := f.publishPending(t)
+	pendingHash := snap.Block().Hash()
+
+	blk := mustCall(t, a.getBlockByNumber, `"pending"`, `true`)
+	for k, want := range map[string]string{"hash": "null", "miner": "null", "nonce": "null", "number": `"0x5"`} {
+		if g := field(t, blk, k); g != want {
+			t.Errorf("pending block %s = %s, want %s", k, g, want)
+		}
+	}
+	var txs []json.RawMessage
+	if err := json.Unmarshal([]byte(field(t, blk, "transactions")), &txs); err != nil || len(txs) != 1 {
+		t.Fatalf("pending transactions: %v", err)
+	}
+	byHash := mustCall(t, a.getTransactionByHash, quoted(tx.Hash().Hex()))
+	if byHash != string(txs[0]) {
+		t.Errorf("pre-confirmed tx by hash differs from the pending block's:\n%s\n%s", byHash, txs[0])
+	}
+	for k, want := range map[string]string{"blockHash": quoted(pendingHash.Hex()), "blockNumber": `"0x5"`, "transactionIndex": `"0x0"`, "gasPrice": `"0x8"`} {
+		if g := field(t, byHash, k); g != want {
+			t.Errorf("pre-confirmed tx %s = %s, want %s", k, g, want)
+		}
+	}
+	r := mustCall(t, a.getTransactionReceipt, quoted(tx.Hash().Hex()))
+	for k, want := range map[string]string{"blockHash": quoted(pendingHash.Hex()), "blockNumber": `"0x5"`, "effectiveGasPrice": `"0x8"`} {
+		if g := field(t, r, k); g != want {
+			t.Errorf("pre-confirmed receipt %s = %s, want %s", k, g, want)
+		}
+	}
+	if !strings.Contains(field(t, r, "logs"), `"blockHash":"`+pendingHash.Hex()+`"`) {
+		t.Errorf("pre-confirmed log lacks the pending block hash: %s", field(t, r, "logs"))
+	}
+	if got := mustCall(t, a.getBlockReceipts, `"pending"`); got != "["+r+"]" {
+		t.Errorf("pending block receipts = %s", got)
+	}
+	if got := mustCall(t, a.countHandler(numberParam, txCount), `"pending"`); got != `"0x1"` {
+		t.Errorf("pending tx count = %s", got)
+	}
+	if _, err := call(t, a.getProof, quoted(testAddr.Hex()), `[]`, `"pending"`); err == nil {
+		t.Error("proof at pending: want an error")
+	}
+
+	// A snapshot over an older head is stale: pending falls back to latest
+	// and its transactions are no longer found.
+	stale := *snap
+	stale.Parent = f.chain.HeaderByNumber(3)
+	f.src.Publish((&stale).Seal())
+	if got := mustCall(t, a.getTransactionByHash, quoted(tx.Hash().Hex())); got != "null" {
+		t.Errorf("tx of a stale snapshot = %s", got)
+	}
+	if got := field(t, mustCall(t, a.getBlockByNumber, `"pending"`, `false`), "number"); got != `"0x4"` {
+		t.Errorf("pending over a stale snapshot = block %s", got)
+	}
+}
