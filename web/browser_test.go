@@ -1,0 +1,73 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/wallet"
+)
+
+// TestBrowser runs tests/browser (node --test, playwright-core driving
+// headless Debian chromium) against a node started here with
+// --wallet.approval=prompt on loopback. Outside CI it is skipped when the
+// tooling is missing (scripts/setup-wallet installs it); with CI=true
+// missing tooling is a failure.
+func TestBrowser(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "tests", "browser"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chromium := os.Getenv("PRECONF_CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	var missing []string
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		missing = append(missing, "node (Debian nodejs)")
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing = append(missing, chromium+" (Debian chromium)")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core", "package.json")); err != nil {
+		missing = append(missing, "playwright-core in tests/browser (npm ci)")
+	}
+	if len(missing) > 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("browser test tooling missing: %v; run scripts/setup-wallet", missing)
+		}
+		t.Skipf("browser test tooling missing: %v; run scripts/setup-wallet", missing)
+	}
+
+	n, err := node.New(node.Config{
+		DataDir:  t.TempDir(),
+		HTTPAddr: "127.0.0.1",
+		Wallet:   wallet.Config{Approval: wallet.ModePrompt, ApprovalTimeout: 2 * time.Minute},
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Start(nil); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nodeBin, "--test", "--test-reporter=spec")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PRECONF_URL="+n.URL(), "PRECONF_CHROMIUM="+chromium)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test tests/browser:\n%s", out)
+	if err != nil {
+		t.Fatalf("browser tests failed: %v", err)
+	}
+}
