@@ -9,6 +9,9 @@ import (
 // Params are a request's positional parameters, each still raw JSON.
 type Params []json.RawMessage
 
+// errNonArrayParams: "params" is neither absent, null nor an array.
+var errNonArrayParams = &InvalidParamsError{Msg: "non-array args: params must be a positional array"}
+
 // splitParams accepts an absent or null "params" (no parameters) or an array.
 func splitParams(raw json.RawMessage) (Params, error) {
 	raw = bytes.TrimSpace(raw)
@@ -16,7 +19,7 @@ func splitParams(raw json.RawMessage) (Params, error) {
 		return nil, nil
 	}
 	if raw[0] != '[' {
-		return nil, &InvalidParamsError{Msg: "non-array args: params must be a positional array"}
+		return nil, errNonArrayParams
 	}
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
@@ -58,7 +61,7 @@ func (p Params) Optional(i int, v any) (ok bool, err error) {
 }
 
 func (p Params) decode(i int, v any) error {
-	if err := json.Unmarshal(p[i], v); err != nil {
+	if err := decodeValue(p[i], v); err != nil {
 		return &InvalidParamsError{Msg: fmt.Sprintf("invalid argument %d: %s", i, jsonErrorText(err))}
 	}
 	return nil

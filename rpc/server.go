@@ -93,10 +93,13 @@ func (s *Server) handleInto(ctx context.Context, body []byte, buf *bytes.Buffer)
 	body = bytes.TrimSpace(body)
 	base := buf.Len()
 	if len(body) > 0 && body[0] == '[' {
-		var msgs []json.RawMessage
-		if err := json.Unmarshal(body, &msgs); err != nil {
-			writeError(buf, nil, &ParseError{Msg: "parse error: " + err.Error()})
-			return
+		var msgs Params
+		if sc := (fastScanner{b: body}); !fastDecode || !sc.array(0, &msgs) || !sc.end() {
+			msgs = nil
+			if err := json.Unmarshal(body, &msgs); err != nil {
+				writeError(buf, nil, &ParseError{Msg: "parse error: " + err.Error()})
+				return
+			}
 		}
 		if len(msgs) == 0 {
 			writeError(buf, nil, &InvalidRequestError{Msg: "empty batch"})
@@ -131,44 +134,76 @@ func (s *Server) handleInto(ctx context.Context, body []byte, buf *bytes.Buffer)
 		buf.WriteByte(']')
 		return
 	}
-	if !json.Valid(body) {
+	// The fast decoder validates what it accepts; only other shapes need
+	// encoding/json's validity check.
+	var env envelope
+	if fastDecode && len(body) > 0 && body[0] == '{' && decodeFast(body, &env.fastRequest) {
+		env.fast = true
+	} else if !json.Valid(body) {
 		writeError(buf, nil, &ParseError{Msg: "parse error: invalid JSON"})
 		return
 	}
-	if !s.handleOne(ctx, body, buf) {
+	if !s.handleEnvelope(ctx, body, &env, buf) {
 		buf.Truncate(base)
 	}
 }
 
-func cloneBytes(b *bytes.Buffer) []byte { return append([]byte(nil), b.Bytes()...) }
+// envelope is a request decoded by either decoder.
+type envelope struct {
+	fastRequest
+	fast bool // decoded by decodeFast; else by encoding/json below
+}
 
 // handleOne answers one request into buf; false means no answer (a notification).
 func (s *Server) handleOne(ctx context.Context, msg json.RawMessage, buf *bytes.Buffer) bool {
-	var req request
-	if len(msg) == 0 || msg[0] != '{' {
-		writeError(buf, nil, &InvalidRequestError{Msg: "invalid request: not an object"})
-		return true
+	var env envelope
+	env.fast = fastDecode && len(msg) > 0 && msg[0] == '{' && decodeFast(msg, &env.fastRequest)
+	return s.handleEnvelope(ctx, msg, &env, buf)
+}
+
+// handleEnvelope validates and answers one request; msg is only decoded
+// here when the fast decoder did not take it.
+func (s *Server) handleEnvelope(ctx context.Context, msg json.RawMessage, env *envelope, buf *bytes.Buffer) bool {
+	var rawParams json.RawMessage
+	if !env.fast {
+		var req request
+		if len(msg) == 0 || msg[0] != '{' {
+			writeError(buf, nil, &InvalidRequestError{Msg: "invalid request: not an object"})
+			return true
+		}
+		if err := json.Unmarshal(msg, &req); err != nil {
+			writeError(buf, nil, &InvalidRequestError{Msg: "invalid request: " + err.Error()})
+			return true
+		}
+		env.jsonrpc, env.method, env.id, rawParams = req.JSONRPC, req.Method, req.ID, req.Params
 	}
-	if err := json.Unmarshal(msg, &req); err != nil {
-		writeError(buf, nil, &InvalidRequestError{Msg: "invalid request: " + err.Error()})
-		return true
-	}
-	id, ok := validID(req.ID)
+	id, ok := validID(env.id)
 	if !ok {
 		writeError(buf, nil, &InvalidRequestError{Msg: "invalid request: id must be a number, a string or null"})
 		return true
 	}
-	if string(req.JSONRPC) != `"2.0"` {
+	if string(env.jsonrpc) != `"2.0"` {
 		writeError(buf, id, &InvalidRequestError{Msg: `invalid request: "jsonrpc" must be "2.0"`})
 		return true
 	}
-	var method string
-	if len(req.Method) == 0 || req.Method[0] != '"' || json.Unmarshal(req.Method, &method) != nil || method == "" {
+	method, ok := methodName(env.method)
+	if !ok {
 		writeError(buf, id, &InvalidRequestError{Msg: `invalid request: "method" must be a non-empty string`})
 		return true
 	}
-	notification := req.ID == nil
-	params, err := splitParams(req.Params)
+	notification := env.id == nil
+	var (
+		params Params
+		err    error
+	)
+	switch {
+	case !env.fast:
+		params, err = splitParams(rawParams)
+	case env.paramsNotArray:
+		err = errNonArrayParams
+	default:
+		params = env.params
+	}
 	if err != nil {
 		if notification {
 			return false
@@ -176,7 +211,7 @@ func (s *Server) handleOne(ctx context.Context, msg json.RawMessage, buf *bytes.
 		writeError(buf, id, err)
 		return true
 	}
-	result, err := s.call(ctx, method, params)
+	result, err := s.callRaw(ctx, method, params)
 	if notification {
 		return false
 	}
@@ -188,16 +223,34 @@ func (s *Server) handleOne(ctx context.Context, msg json.RawMessage, buf *bytes.
 	return true
 }
 
-// call runs the handler, turning a panic into an internal error so that no
-// input can take the node down.
-func (s *Server) call(ctx context.Context, method string, params Params) (result any, err error) {
-	h, ok := s.methods[method]
+// methodName decodes the raw "method" member: a non-empty JSON string. The
+// common plain names are returned without copying.
+func methodName(raw json.RawMessage) ([]byte, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil, false
+	}
+	if m, ok := plainString(raw); ok {
+		return m, len(m) > 0
+	}
+	var method string
+	if json.Unmarshal(raw, &method) != nil || method == "" {
+		return nil, false
+	}
+	return []byte(method), true
+}
+
+func cloneBytes(b *bytes.Buffer) []byte { return append([]byte(nil), b.Bytes()...) }
+
+// callRaw runs the handler (the name is looked up without a copy), turning a
+// panic into an internal error so that no input can take the node down.
+func (s *Server) callRaw(ctx context.Context, method []byte, params Params) (result any, err error) {
+	h, ok := s.methods[string(method)]
 	if !ok {
-		return nil, &MethodNotFoundError{Method: method}
+		return nil, &MethodNotFoundError{Method: string(method)}
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error("handler panic", "method", method, "panic", r, "stack", string(debug.Stack()))
+			s.log.Error("handler panic", "method", string(method), "panic", r, "stack", string(debug.Stack()))
 			result, err = nil, &InternalError{Msg: "internal error"}
 		}
 	}()
