@@ -44,6 +44,14 @@ func (a *API) Register(srv *rpc.Server) {
 		"eth_getTransactionCount": a.getTransactionCount,
 		"eth_getStorageValues":    a.getStorageValues,
 
+		"eth_getHeaderByNumber":                      a.headerHandler(numberParam),
+		"eth_getHeaderByHash":                        a.headerHandler(hashParam),
+		"eth_getUncleByBlockNumberAndIndex":          a.uncleHandler(numberParam),
+		"eth_getUncleByBlockHashAndIndex":            a.uncleHandler(hashParam),
+		"eth_getRawTransactionByHash":                a.debugGetRawTransaction,
+		"eth_getRawTransactionByBlockNumberAndIndex": a.rawTxByIndex(numberParam),
+		"eth_getRawTransactionByBlockHashAndIndex":   a.rawTxByIndex(hashParam),
+
 		"eth_getBlockByNumber":                    a.getBlockByNumber,
 		"eth_getBlockByHash":                      a.getBlockByHash,
 		"eth_getBlockTransactionCountByNumber":    a.countHandler(numberParam, txCount),

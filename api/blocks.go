@@ -168,3 +168,51 @@ func (a *API) countHandler(selector func(rpc.Params, int) (BlockRef, error), cou
 
 func txCount(b *types.Block) int    { return len(b.Transactions()) }
 func uncleCount(b *types.Block) int { return len(b.Uncles()) }
+
+// headerHandler builds eth_getHeaderByNumber and eth_getHeaderByHash: the
+// header object of the selected block, or null.
+func (a *API) headerHandler(selector func(rpc.Params, int) (BlockRef, error)) rpc.Handler {
+	return func(_ context.Context, p rpc.Params) (any, error) {
+		if err := p.Max(1); err != nil {
+			return nil, err
+		}
+		ref, err := selector(p, 0)
+		if err != nil {
+			return nil, err
+		}
+		v, err := a.resolveBlock(ref)
+		if v == nil || err != nil {
+			return nil, err
+		}
+		opt := blockJSON{headerOnly: true, pending: v.snap != nil}
+		return json.RawMessage(appendBlock(make([]byte, 0, 1536), v.block, v.hash, opt, nil)), nil
+	}
+}
+
+// uncleHandler builds eth_getUncleByBlock*AndIndex: the uncle as a block
+// object without transactions; null for an unknown block or index.
+func (a *API) uncleHandler(selector func(rpc.Params, int) (BlockRef, error)) rpc.Handler {
+	return func(_ context.Context, p rpc.Params) (any, error) {
+		if err := p.Max(2); err != nil {
+			return nil, err
+		}
+		ref, err := selector(p, 0)
+		if err != nil {
+			return nil, err
+		}
+		var index hexutil.Uint
+		if err := p.Required(1, &index); err != nil {
+			return nil, err
+		}
+		v, err := a.resolveBlock(ref)
+		if v == nil || err != nil {
+			return nil, err
+		}
+		uncles := v.block.Uncles()
+		if uint64(index) >= uint64(len(uncles)) {
+			return nil, nil
+		}
+		u := types.NewBlockWithHeader(uncles[index])
+		return json.RawMessage(appendBlock(make([]byte, 0, 1536), u, u.Hash(), blockJSON{noTxs: true}, nil)), nil
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/conformance"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
@@ -313,5 +316,77 @@ func TestPendingReads(t *testing.T) {
 	}
 	if got := field(t, mustCall(t, a.getBlockByNumber, `"pending"`, `false`), "number"); got != `"0x4"` {
 		t.Errorf("pending over a stale snapshot = block %s", got)
+	}
+}
+
+// executionAPIsChain opens the execution-apis test chain (pre-merge blocks
+// with uncles, every transaction type), or skips when the fixtures are absent.
+func executionAPIsChain(t *testing.T) (*API, *chain.Chain) {
+	t.Helper()
+	dir := conformance.Dir()
+	g, err := chain.LoadGenesis(filepath.Join(dir, "genesis.json"))
+	if err != nil {
+		t.Skipf("execution-apis fixtures not available: %v", err)
+	}
+	c, err := chain.Open(chain.Config{Genesis: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.ImportFile(filepath.Join(dir, "chain.rlp")); err != nil {
+		t.Fatal(err)
+	}
+	return New(c, new(pending.Source)), c
+}
+
+func TestHeadersAndUncles(t *testing.T) {
+	a, c := executionAPIsChain(t)
+	uncles := 0
+	for n := uint64(0); n <= c.Head().Number.Uint64(); n++ {
+		num := fmt.Sprintf(`"0x%x"`, n)
+		block := decodeObject(t, []byte(mustCall(t, a.getBlockByNumber, num, `false`)))
+		header := decodeObject(t, []byte(mustCall(t, a.headerHandler(numberParam), num)))
+		// The header object is the block object without its body fields.
+		for _, k := range []string{"size", "transactions", "uncles", "withdrawals"} {
+			delete(block, k)
+		}
+		if fmt.Sprint(block) != fmt.Sprint(header) {
+			t.Fatalf("block %d: header object differs from block object:\n%v\n%v", n, header, block)
+		}
+		b := c.BlockByNumber(n)
+		for i, u := range b.Uncles() {
+			uncles++
+			got := mustCall(t, a.uncleHandler(numberParam), num, fmt.Sprintf(`"0x%x"`, i))
+			m := decodeObject(t, []byte(got))
+			if string(m["hash"]) != quoted(u.Hash().Hex()) || m["transactions"] != nil || string(m["uncles"]) != "[]" ||
+				string(m["size"]) != string(appendU64(nil, types.NewBlockWithHeader(u).Size())) {
+				t.Errorf("block %d uncle %d: %s", n, i, got)
+			}
+			byHash := mustCall(t, a.uncleHandler(hashParam), quoted(b.Hash().Hex()), fmt.Sprintf(`"0x%x"`, i))
+			if byHash != got {
+				t.Errorf("uncle by hash differs")
+			}
+		}
+		if got := mustCall(t, a.uncleHandler(numberParam), num, `"0x5"`); got != "null" {
+			t.Errorf("uncle past end = %s", got)
+		}
+		if got := mustCall(t, a.countHandler(numberParam, uncleCount), num); got != fmt.Sprintf(`"0x%x"`, len(b.Uncles())) {
+			t.Errorf("uncle count = %s", got)
+		}
+		for i, tx := range b.Transactions() {
+			enc, _ := tx.MarshalBinary()
+			if got := mustCall(t, a.rawTxByIndex(numberParam), num, fmt.Sprintf(`"0x%x"`, i)); got != string(appendHexBytes(nil, enc)) {
+				t.Errorf("raw tx %d/%d = %s", n, i, got)
+			}
+		}
+	}
+	if uncles == 0 {
+		t.Error("the test chain has no uncles to check")
+	}
+	if got := mustCall(t, a.headerHandler(hashParam), quoted(common.Hash{5}.Hex())); got != "null" {
+		t.Errorf("unknown header = %s", got)
+	}
+	if got := mustCall(t, a.rawTxByIndex(numberParam), `"0x1"`, `"0x50"`); got != `"0x"` {
+		t.Errorf("raw tx past end = %s", got)
 	}
 }

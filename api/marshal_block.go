@@ -11,6 +11,11 @@ type blockJSON struct {
 	// pending nulls hash, nonce and miner, as go-ethereum does for the
 	// pending block (its hash is not final while it is being built).
 	pending bool
+	// headerOnly writes the header object (eth_getHeaderBy*): no size,
+	// transactions, uncles or withdrawals.
+	headerOnly bool
+	// noTxs leaves out the transactions (uncle blocks).
+	noTxs bool
 }
 
 // appendBlock writes the RPC block object. go-ethereum builds it as a map,
@@ -64,27 +69,38 @@ func appendBlock(b []byte, block *types.Block, hash common.Hash, opt blockJSON, 
 		e.hash("requestsHash", *h.RequestsHash)
 	}
 	e.hash("sha3Uncles", h.UncleHash)
-	e.u64("size", block.Size())
+	if !opt.headerOnly {
+		e.u64("size", block.Size())
+	}
 	if h.SlotNumber != nil {
 		e.u64("slotNumber", *h.SlotNumber)
 	}
 	e.hash("stateRoot", h.Root)
 	e.u64("timestamp", h.Time)
-	e.key("transactions")
-	e.b = append(e.b, '[')
-	for i, tx := range block.Transactions() {
-		if i > 0 {
-			e.b = append(e.b, ',')
+	if !opt.headerOnly && !opt.noTxs {
+		e.key("transactions")
+		e.b = append(e.b, '[')
+		for i, tx := range block.Transactions() {
+			if i > 0 {
+				e.b = append(e.b, ',')
+			}
+			if opt.fullTx {
+				e.b = appendTx(e.b, tx, blockLoc(block, hash, i), signer)
+			} else {
+				h := tx.Hash()
+				e.b = appendHexBytes(e.b, h[:])
+			}
 		}
-		if opt.fullTx {
-			e.b = appendTx(e.b, tx, blockLoc(block, hash, i), signer)
-		} else {
-			h := tx.Hash()
-			e.b = appendHexBytes(e.b, h[:])
-		}
+		e.b = append(e.b, ']')
 	}
-	e.b = append(e.b, ']')
 	e.hash("transactionsRoot", h.TxHash)
+	if opt.headerOnly {
+		if h.WithdrawalsHash != nil {
+			e.hash("withdrawalsRoot", *h.WithdrawalsHash)
+		}
+		e.close()
+		return e.b
+	}
 	e.key("uncles")
 	e.b = append(e.b, '[')
 	for i, u := range block.Uncles() {

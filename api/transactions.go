@@ -100,3 +100,34 @@ func (a *API) getTransactionByBlockHashAndIndex(_ context.Context, p rpc.Params)
 	ref, err := hashParam(p, 0)
 	return a.txByIndex(p, ref, err)
 }
+
+// rawTxByIndex builds eth_getRawTransactionByBlock*AndIndex: the
+// transaction's encoding, "0x" when there is none (as go-ethereum).
+func (a *API) rawTxByIndex(selector func(rpc.Params, int) (BlockRef, error)) rpc.Handler {
+	return func(_ context.Context, p rpc.Params) (any, error) {
+		if err := p.Max(2); err != nil {
+			return nil, err
+		}
+		ref, err := selector(p, 0)
+		if err != nil {
+			return nil, err
+		}
+		var index hexutil.Uint
+		if err := p.Required(1, &index); err != nil {
+			return nil, err
+		}
+		v, err := a.resolveBlock(ref)
+		if v == nil || err != nil {
+			return hexutil.Bytes(nil), nil
+		}
+		txs := v.block.Transactions()
+		if uint64(index) >= uint64(len(txs)) {
+			return hexutil.Bytes(nil), nil
+		}
+		enc, err := txs[index].MarshalBinary()
+		if err != nil {
+			return nil, &rpc.ServerError{Msg: err.Error()}
+		}
+		return hexutil.Bytes(enc), nil
+	}
+}
