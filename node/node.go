@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/sequencer"
 	"github.com/preconf/preconf/simulate"
 	"github.com/preconf/preconf/wallet"
 	"github.com/preconf/preconf/web"
@@ -36,7 +38,11 @@ type Config struct {
 	CORSOrigins []string
 	BatchLimit  int
 
-	BlockTime time.Duration // 0: never seal new blocks
+	BlockTime time.Duration // 0: never seal new blocks (no sequencer)
+
+	// Sequencer configures flashblocks and sealing when BlockTime > 0
+	// (BlockTime, WALPath and Logger are filled in by New).
+	Sequencer sequencer.Config
 
 	// Simulate sets eth_call/eth_estimateGas/eth_createAccessList/
 	// eth_simulateV1 limits and the state-root mode; nil = the defaults
@@ -57,8 +63,10 @@ type Node struct {
 	Chain   *chain.Chain
 	Pending *pending.Source
 	RPC     *rpc.Server
-	Wallet  *wallet.Wallet
-	Web     *web.Site // the page on "/" for browsers, /chain.json, /wallet/…
+	// Sequencer builds flashblocks and blocks (nil with BlockTime 0).
+	Sequencer *sequencer.Sequencer
+	Wallet    *wallet.Wallet
+	Web       *web.Site // the page on "/" for browsers, /chain.json, /wallet/…
 
 	listener net.Listener
 	http     *http.Server
@@ -105,7 +113,37 @@ func New(cfg Config) (*Node, error) {
 	n.Wallet.Register(n.RPC)
 	n.Web = web.New(n.Wallet, logger)
 	n.Web.Mount(n.Handle)
+	if err := n.startSequencer(); err != nil {
+		n.Close()
+		return nil, err
+	}
 	return n, nil
+}
+
+// startSequencer starts block production when BlockTime > 0 (after WAL
+// recovery, so the pending state is complete before anyone can read it);
+// otherwise transaction intake answers that this node does not sequence.
+func (n *Node) startSequencer() error {
+	if n.cfg.BlockTime <= 0 {
+		sequencer.RegisterDisabled(n.RPC)
+		return nil
+	}
+	scfg := n.cfg.Sequencer
+	scfg.BlockTime, scfg.Logger = n.cfg.BlockTime, n.log
+	if n.cfg.DataDir != "" {
+		scfg.WALPath = filepath.Join(n.cfg.DataDir, "sequencer", "flashblocks.wal")
+	}
+	seq, err := sequencer.New(scfg, n.Chain, n.Pending)
+	if err != nil {
+		return err
+	}
+	if err := seq.Start(); err != nil {
+		return err
+	}
+	n.Sequencer = seq
+	n.OnClose(seq.Stop)
+	seq.Register(n.RPC)
+	return nil
 }
 
 // Handle adds an HTTP handler on a path other than "/" (e.g. a websocket feed).

@@ -115,6 +115,9 @@ func runNode(c *cli.Context) error {
 	if err := applySimulateFlags(c, &cfg); err != nil {
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
 	}
+	if err := applySequencerFlags(c, &cfg); err != nil {
+		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
+	}
 	if g := c.String("genesis"); g != "" {
 		if cfg.Genesis, err = chain.LoadGenesis(g); err != nil {
 			return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/urfave/cli/v2"
+
+	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/sequencer"
+	"github.com/preconf/preconf/txpool"
+)
+
+// sequencerFlags configure flashblocks, sealing and the transaction pool
+// (active when --block-time > 0).
+var sequencerFlags = []cli.Flag{
+	&cli.DurationFlag{Name: "flashblock-interval", Value: sequencer.DefaultInterval, Usage: "pre-confirm pending transactions this often (a flashblock); --block-time must be a multiple of it", EnvVars: envName("flashblock-interval")},
+	&cli.StringFlag{Name: "miner", Value: "0x0000000000000000000000000000000000000000", Usage: "fee recipient (coinbase) of sealed blocks", EnvVars: envName("miner")},
+	&cli.Uint64Flag{Name: "safe-lag", Value: sequencer.DefaultSafeLag, Usage: "the \"safe\" block is this many blocks behind latest", EnvVars: envName("safe-lag")},
+	&cli.Uint64Flag{Name: "finalized-lag", Value: sequencer.DefaultFinalizedLag, Usage: "the \"finalized\" block is this many blocks behind latest", EnvVars: envName("finalized-lag")},
+	&cli.Uint64Flag{Name: "gas-ceil", Usage: "move the block gas limit toward this value (go-ethereum's 1/1024 per block rule); 0 keeps the parent's", EnvVars: envName("gas-ceil")},
+	&cli.IntFlag{Name: "txpool.accountslots", Value: txpool.DefaultConfig.AccountSlots, Usage: "maximum pooled transactions per sender", EnvVars: envName("txpool.accountslots")},
+	&cli.IntFlag{Name: "txpool.globalslots", Value: txpool.DefaultConfig.GlobalSlots, Usage: "maximum pooled transactions in all", EnvVars: envName("txpool.globalslots")},
+	&cli.Uint64Flag{Name: "txpool.pricebump", Value: txpool.DefaultConfig.PriceBump, Usage: "minimum fee increase (percent) to replace a pooled transaction", EnvVars: envName("txpool.pricebump")},
+}
+
+func init() { nodeFlags = append(nodeFlags, sequencerFlags...) }
+
+// applySequencerFlags sets cfg.Sequencer from the flags.
+func applySequencerFlags(c *cli.Context, cfg *node.Config) error {
+	interval := c.Duration("flashblock-interval")
+	if interval <= 0 {
+		return fmt.Errorf("--flashblock-interval must be positive")
+	}
+	if cfg.BlockTime > 0 && (cfg.BlockTime < interval || cfg.BlockTime%interval != 0) {
+		return fmt.Errorf("--block-time %v must be a multiple of --flashblock-interval %v", cfg.BlockTime, interval)
+	}
+	miner := c.String("miner")
+	if !common.IsHexAddress(miner) {
+		return fmt.Errorf("--miner %q is not an address", miner)
+	}
+	cfg.Sequencer = sequencer.Config{
+		Interval:     interval,
+		Coinbase:     common.HexToAddress(miner),
+		SafeLag:      c.Uint64("safe-lag"),
+		FinalizedLag: c.Uint64("finalized-lag"),
+		GasCeil:      c.Uint64("gas-ceil"),
+		Pool: txpool.Config{
+			AccountSlots: c.Int("txpool.accountslots"),
+			GlobalSlots:  c.Int("txpool.globalslots"),
+			PriceBump:    c.Uint64("txpool.pricebump"),
+		},
+	}
+	return nil
+}

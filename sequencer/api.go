@@ -1,0 +1,591 @@
+package sequencer
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/txpool"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/holiman/uint256"
+
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/rpc"
+	ptxpool "github.com/preconf/preconf/txpool"
+)
+
+// eth_sendRawTransactionSync timeouts (go-ethereum's defaults).
+const (
+	DefaultSyncTimeout = 20 * time.Second
+	MaxSyncTimeout     = time.Minute
+)
+
+// API serves transaction intake, dev-account signing and txpool_* methods.
+type API struct {
+	s    *Sequencer
+	srv  *rpc.Server
+	keys map[common.Address]*ecdsa.PrivateKey
+	list []common.Address
+}
+
+// Register adds the sequencer's methods to srv. Receipts and gas estimates
+// are produced by the methods already registered there
+// (eth_getTransactionReceipt, eth_estimateGas), so their encoding is the
+// same as everywhere else.
+func (s *Sequencer) Register(srv *rpc.Server) {
+	a := &API{s: s, srv: srv, keys: make(map[common.Address]*ecdsa.PrivateKey)}
+	for _, k := range chain.DevKeys {
+		key, err := crypto.HexToECDSA(k)
+		if err != nil {
+			continue
+		}
+		addr := crypto.PubkeyToAddress(key.PublicKey)
+		a.keys[addr] = key
+		a.list = append(a.list, addr)
+	}
+	for name, h := range map[string]rpc.Handler{
+		"eth_sendRawTransaction":     a.sendRawTransaction,
+		"eth_sendRawTransactionSync": a.sendRawTransactionSync,
+		"eth_sendTransaction":        a.sendTransaction,
+		"eth_signTransaction":        a.signTransaction,
+		"eth_accounts":               a.accounts,
+		"eth_sign":                   a.ethSign,
+		"personal_sign":              a.personalSign,
+		"txpool_status":              a.txpoolStatus,
+		"txpool_content":             a.txpoolContent,
+		"txpool_inspect":             a.txpoolInspect,
+	} {
+		srv.Register(name, h)
+	}
+}
+
+// ErrNoSequencer answers transaction intake on a node without a sequencer.
+var ErrNoSequencer = &rpc.ServerError{Msg: "this node does not sequence (started with --block-time 0): transactions are not accepted"}
+
+// RegisterDisabled registers intake methods that explain there is no
+// sequencer, and an empty pool.
+func RegisterDisabled(srv *rpc.Server) {
+	refuse := func(context.Context, rpc.Params) (any, error) { return nil, ErrNoSequencer }
+	for _, m := range []string{"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction", "eth_sign", "personal_sign"} {
+		srv.Register(m, refuse)
+	}
+	srv.Register("eth_accounts", func(context.Context, rpc.Params) (any, error) { return []common.Address{}, nil })
+	srv.Register("txpool_status", func(context.Context, rpc.Params) (any, error) {
+		return map[string]hexutil.Uint{"pending": 0, "queued": 0}, nil
+	})
+	empty := func(context.Context, rpc.Params) (any, error) {
+		return map[string]map[string]any{"pending": {}, "queued": {}}, nil
+	}
+	srv.Register("txpool_content", empty)
+	srv.Register("txpool_inspect", empty)
+}
+
+// poolError turns a pool rejection into go-ethereum's answer: -32000 with
+// the pool's message.
+func poolError(err error) error {
+	var coded rpc.Error
+	if errors.As(err, &coded) {
+		return err
+	}
+	return &rpc.ServerError{Msg: err.Error()}
+}
+
+func decodeRawTx(p rpc.Params) (*types.Transaction, error) {
+	var input hexutil.Bytes
+	if err := p.Required(0, &input); err != nil {
+		return nil, err
+	}
+	tx := new(types.Transaction)
+	if err := tx.UnmarshalBinary(input); err != nil {
+		return nil, &rpc.InvalidParamsError{Msg: "invalid transaction: " + err.Error()}
+	}
+	return tx, nil
+}
+
+func (a *API) sendRawTransaction(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(1); err != nil {
+		return nil, err
+	}
+	tx, err := decodeRawTx(p)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.s.Admit(tx); err != nil {
+		return nil, poolError(err)
+	}
+	return tx.Hash(), nil
+}
+
+// syncTimeout reads the optional timeout in milliseconds (a number or a hex
+// quantity, as viem sends it).
+func syncTimeout(p rpc.Params) (time.Duration, error) {
+	if !p.Present(1) {
+		return DefaultSyncTimeout, nil
+	}
+	raw := bytes.TrimSpace(p[1])
+	var ms uint64
+	if len(raw) > 0 && raw[0] == '"' {
+		var q hexutil.Uint64
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return 0, &rpc.InvalidParamsError{Msg: "invalid argument 1: timeout must be milliseconds: " + err.Error()}
+		}
+		ms = uint64(q)
+	} else if err := json.Unmarshal(raw, &ms); err != nil {
+		return 0, &rpc.InvalidParamsError{Msg: "invalid argument 1: timeout must be milliseconds"}
+	}
+	if ms == 0 {
+		return DefaultSyncTimeout, nil
+	}
+	d := time.Duration(ms) * time.Millisecond
+	if ms > uint64(MaxSyncTimeout/time.Millisecond) {
+		d = MaxSyncTimeout
+	}
+	return d, nil
+}
+
+// sendRawTransactionSync (EIP-7966) answers with the receipt once the
+// transaction is pre-confirmed: its flashblock is durable and published.
+func (a *API) sendRawTransactionSync(ctx context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(2); err != nil {
+		return nil, err
+	}
+	tx, err := decodeRawTx(p)
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := syncTimeout(p)
+	if err != nil {
+		return nil, err
+	}
+	hash := tx.Hash()
+	if r, ok := a.receipt(ctx, hash); ok {
+		return r, nil // already pre-confirmed or sealed
+	}
+	done, cancel := a.s.watch(hash)
+	defer cancel()
+	res, err := a.s.Admit(tx)
+	switch {
+	case errors.Is(err, txpool.ErrAlreadyKnown):
+	case err != nil:
+		if r, ok := a.receipt(ctx, hash); ok {
+			return r, nil // pre-confirmed between the check and the admission
+		}
+		return nil, poolError(err)
+	case res.Queued:
+		return nil, &rpc.CodedError{
+			Code: rpc.CodeServer,
+			Msg:  fmt.Sprintf("nonce too high: tx nonce %d, expected nonce %d (the transaction is queued until the gap is filled)", tx.Nonce(), res.NextNonce),
+			Data: hexutil.Uint64(res.NextNonce).String(),
+		}
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		if r, ok := a.receipt(ctx, hash); ok {
+			return r, nil
+		}
+		return nil, &rpc.CodedError{Code: 4, Msg: fmt.Sprintf("The transaction was added to the transaction pool but wasn't processed in %v", timeout), Data: hash.Hex()}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if r, ok := a.receipt(ctx, hash); ok {
+		return r, nil
+	}
+	return nil, &rpc.InternalError{Msg: "pre-confirmed transaction has no receipt"}
+}
+
+// call invokes another registered method in-process and returns its result.
+func (a *API) call(ctx context.Context, method string, params ...any) (json.RawMessage, error) {
+	if !a.srv.Has(method) {
+		return nil, &rpc.MethodNotFoundError{Method: method}
+	}
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(a.srv.Handle(ctx, req), &resp); err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		var data any
+		if len(resp.Error.Data) > 0 {
+			data = resp.Error.Data
+		}
+		return nil, &rpc.CodedError{Code: resp.Error.Code, Msg: resp.Error.Message, Data: data}
+	}
+	return resp.Result, nil
+}
+
+// receipt is the transaction's receipt as eth_getTransactionReceipt gives it.
+func (a *API) receipt(ctx context.Context, hash common.Hash) (json.RawMessage, bool) {
+	r, err := a.call(ctx, "eth_getTransactionReceipt", hash)
+	if err != nil || len(r) == 0 || string(r) == "null" {
+		return nil, false
+	}
+	return r, true
+}
+
+func (a *API) accounts(context.Context, rpc.Params) (any, error) { return a.list, nil }
+
+// txArgs are eth_sendTransaction's arguments.
+type txArgs struct {
+	From                 *common.Address              `json:"from"`
+	To                   *common.Address              `json:"to"`
+	Gas                  *hexutil.Uint64              `json:"gas"`
+	GasPrice             *hexutil.Big                 `json:"gasPrice"`
+	MaxFeePerGas         *hexutil.Big                 `json:"maxFeePerGas"`
+	MaxPriorityFeePerGas *hexutil.Big                 `json:"maxPriorityFeePerGas"`
+	Value                *hexutil.Big                 `json:"value"`
+	Nonce                *hexutil.Uint64              `json:"nonce"`
+	Data                 *hexutil.Bytes               `json:"data"`
+	Input                *hexutil.Bytes               `json:"input"`
+	AccessList           *types.AccessList            `json:"accessList"`
+	AuthorizationList    []types.SetCodeAuthorization `json:"authorizationList"`
+	ChainID              *hexutil.Big                 `json:"chainId"`
+	Type                 *hexutil.Uint64              `json:"type"`
+	BlobHashes           []common.Hash                `json:"blobVersionedHashes"`
+}
+
+// DefaultTip is the priority fee eth_sendTransaction pays when none is given.
+var DefaultTip = big.NewInt(params.GWei)
+
+// buildTx fills defaults (nonce, fees, gas) and signs with the dev key.
+func (a *API) buildTx(ctx context.Context, args *txArgs) (*types.Transaction, error) {
+	if args.From == nil {
+		return nil, &rpc.InvalidParamsError{Msg: "missing \"from\""}
+	}
+	key, ok := a.keys[*args.From]
+	if !ok {
+		return nil, &rpc.ServerError{Msg: "unknown account"}
+	}
+	if len(args.BlobHashes) > 0 || (args.Type != nil && uint64(*args.Type) == types.BlobTxType) {
+		return nil, &rpc.ServerError{Msg: ptxpool.ErrBlobTx.Error()}
+	}
+	if args.Data != nil && args.Input != nil && !bytes.Equal(*args.Data, *args.Input) {
+		return nil, &rpc.InvalidParamsError{Msg: `both "data" and "input" are set and not equal. Please use "input" to pass transaction call data`}
+	}
+	var data []byte
+	if args.Input != nil {
+		data = *args.Input
+	} else if args.Data != nil {
+		data = *args.Data
+	}
+	chainID := a.s.config.ChainID
+	if args.ChainID != nil && args.ChainID.ToInt().Cmp(chainID) != 0 {
+		return nil, &rpc.InvalidParamsError{Msg: fmt.Sprintf("chainId does not match node's (have=%v, want=%v)", args.ChainID.ToInt(), chainID)}
+	}
+	head, st, err := a.s.poolEnv()
+	if err != nil {
+		return nil, &rpc.ServerError{Msg: err.Error()}
+	}
+	var nonce uint64
+	if args.Nonce != nil {
+		nonce = uint64(*args.Nonce)
+	} else {
+		var stateNonce uint64
+		if acct, err := st.Account(*args.From); err == nil && acct != nil {
+			stateNonce = acct.Nonce
+		}
+		nonce = a.s.pool.NextNonce(*args.From, stateNonce)
+	}
+	value := new(big.Int)
+	if args.Value != nil {
+		value = args.Value.ToInt()
+	}
+	var gas uint64
+	if args.Gas != nil {
+		gas = uint64(*args.Gas)
+	} else if gas, err = a.estimate(ctx, args, st, data); err != nil {
+		return nil, err
+	}
+	var al types.AccessList
+	if args.AccessList != nil {
+		al = *args.AccessList
+	}
+	legacy := args.GasPrice != nil && args.MaxFeePerGas == nil && args.MaxPriorityFeePerGas == nil
+	if args.Type != nil {
+		legacy = uint64(*args.Type) == types.LegacyTxType || uint64(*args.Type) == types.AccessListTxType
+	}
+	var inner types.TxData
+	if legacy {
+		var price *big.Int
+		if args.GasPrice != nil {
+			price = args.GasPrice.ToInt()
+		} else {
+			price = new(big.Int).Add(head.BaseFee, DefaultTip)
+		}
+		if args.AccessList != nil || (args.Type != nil && uint64(*args.Type) == types.AccessListTxType) {
+			inner = &types.AccessListTx{ChainID: chainID, Nonce: nonce, GasPrice: price, Gas: gas, To: args.To, Value: value, Data: data, AccessList: al}
+		} else {
+			inner = &types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: gas, To: args.To, Value: value, Data: data}
+		}
+	} else {
+		tip := DefaultTip
+		if args.MaxPriorityFeePerGas != nil {
+			tip = args.MaxPriorityFeePerGas.ToInt()
+		}
+		var feeCap *big.Int
+		switch {
+		case args.MaxFeePerGas != nil:
+			feeCap = args.MaxFeePerGas.ToInt()
+		case args.GasPrice != nil:
+			feeCap = args.GasPrice.ToInt()
+		default:
+			feeCap = new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(2)), tip)
+		}
+		if len(args.AuthorizationList) > 0 || (args.Type != nil && uint64(*args.Type) == types.SetCodeTxType) {
+			if args.To == nil {
+				return nil, &rpc.ServerError{Msg: "EIP-7702 transaction cannot be used to create contract"}
+			}
+			inner = &types.SetCodeTx{
+				ChainID: uint256.MustFromBig(chainID), Nonce: nonce, GasTipCap: uint256.MustFromBig(tip), GasFeeCap: uint256.MustFromBig(feeCap),
+				Gas: gas, To: *args.To, Value: uint256.MustFromBig(value), Data: data, AccessList: al, AuthList: args.AuthorizationList,
+			}
+		} else {
+			inner = &types.DynamicFeeTx{ChainID: chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas, To: args.To, Value: value, Data: data, AccessList: al}
+		}
+	}
+	tx, err := types.SignNewTx(key, a.s.signer, inner)
+	if err != nil {
+		return nil, &rpc.ServerError{Msg: err.Error()}
+	}
+	return tx, nil
+}
+
+// estimate finds a gas limit: eth_estimateGas at "pending" when the node has
+// it, otherwise 21000 for a plain transfer to an account without code.
+func (a *API) estimate(ctx context.Context, args *txArgs, st interface {
+	Account(common.Address) (*types.StateAccount, error)
+}, data []byte) (uint64, error) {
+	if a.srv.Has("eth_estimateGas") {
+		call := map[string]any{"from": args.From}
+		if args.To != nil {
+			call["to"] = args.To
+		}
+		if args.Value != nil {
+			call["value"] = args.Value
+		}
+		if len(data) > 0 {
+			call["input"] = hexutil.Bytes(data)
+		}
+		if args.AccessList != nil {
+			call["accessList"] = args.AccessList
+		}
+		if len(args.AuthorizationList) > 0 {
+			call["authorizationList"] = args.AuthorizationList
+		}
+		raw, err := a.call(ctx, "eth_estimateGas", call, "pending")
+		if err != nil {
+			return 0, err
+		}
+		var g hexutil.Uint64
+		if err := json.Unmarshal(raw, &g); err != nil {
+			return 0, &rpc.InternalError{Msg: "eth_estimateGas: " + err.Error()}
+		}
+		return uint64(g), nil
+	}
+	if args.To != nil && len(data) == 0 && args.AccessList == nil && len(args.AuthorizationList) == 0 {
+		acct, err := st.Account(*args.To)
+		if err == nil && (acct == nil || bytes.Equal(acct.CodeHash, types.EmptyCodeHash.Bytes())) {
+			return params.TxGas, nil
+		}
+	}
+	return 0, &rpc.ServerError{Msg: "gas not given and cannot be estimated on this node: pass \"gas\""}
+}
+
+func (a *API) sendTransaction(ctx context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(1); err != nil {
+		return nil, err
+	}
+	var args txArgs
+	if err := p.Required(0, &args); err != nil {
+		return nil, err
+	}
+	tx, err := a.buildTx(ctx, &args)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.s.Admit(tx); err != nil {
+		return nil, poolError(err)
+	}
+	return tx.Hash(), nil
+}
+
+func (a *API) signTransaction(ctx context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(1); err != nil {
+		return nil, err
+	}
+	var args txArgs
+	if err := p.Required(0, &args); err != nil {
+		return nil, err
+	}
+	tx, err := a.buildTx(ctx, &args)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"raw": hexutil.Bytes(raw), "tx": a.rpcTx(tx, *args.From)}, nil
+}
+
+// signText signs data with the EIP-191 personal-message prefix.
+func (a *API) signText(addr common.Address, data []byte) (any, error) {
+	key, ok := a.keys[addr]
+	if !ok {
+		return nil, &rpc.ServerError{Msg: "unknown account"}
+	}
+	msg := fmt.Sprintf("\x19Ethereum Signed Message:\n%d%s", len(data), data)
+	sig, err := crypto.Sign(crypto.Keccak256([]byte(msg)), key)
+	if err != nil {
+		return nil, &rpc.ServerError{Msg: err.Error()}
+	}
+	sig[crypto.RecoveryIDOffset] += 27
+	return hexutil.Bytes(sig), nil
+}
+
+func (a *API) ethSign(_ context.Context, p rpc.Params) (any, error) {
+	var (
+		addr common.Address
+		data hexutil.Bytes
+	)
+	if err := p.Max(2); err != nil {
+		return nil, err
+	}
+	if err := p.Required(0, &addr); err != nil {
+		return nil, err
+	}
+	if err := p.Required(1, &data); err != nil {
+		return nil, err
+	}
+	return a.signText(addr, data)
+}
+
+func (a *API) personalSign(_ context.Context, p rpc.Params) (any, error) {
+	var (
+		addr common.Address
+		data hexutil.Bytes
+	)
+	if err := p.Max(3); err != nil {
+		return nil, err
+	}
+	if err := p.Required(0, &data); err != nil {
+		return nil, err
+	}
+	if err := p.Required(1, &addr); err != nil {
+		return nil, err
+	}
+	return a.signText(addr, data)
+}
+
+// rpcTx is a pooled transaction as go-ethereum's txpool_content shows it.
+func (a *API) rpcTx(tx *types.Transaction, from common.Address) map[string]any {
+	raw, _ := tx.MarshalJSON()
+	out := make(map[string]any)
+	_ = json.Unmarshal(raw, &out)
+	out["from"] = from
+	out["blockHash"] = nil
+	out["blockNumber"] = nil
+	out["transactionIndex"] = nil
+	if _, ok := out["gasPrice"]; !ok {
+		out["gasPrice"] = (*hexutil.Big)(tx.GasFeeCap())
+	}
+	return out
+}
+
+func (a *API) nonceOf() func(common.Address) uint64 {
+	_, st, err := a.s.poolEnv()
+	return func(addr common.Address) uint64 {
+		if err != nil {
+			return 0
+		}
+		acct, err := st.Account(addr)
+		if err != nil || acct == nil {
+			return 0
+		}
+		return acct.Nonce
+	}
+}
+
+func (a *API) txpoolStatus(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(0); err != nil {
+		return nil, err
+	}
+	pend, queued := a.s.pool.Content(a.nonceOf())
+	count := func(m map[common.Address][]*ptxpool.Entry) (n int) {
+		for _, l := range m {
+			n += len(l)
+		}
+		return n
+	}
+	return map[string]hexutil.Uint{"pending": hexutil.Uint(count(pend)), "queued": hexutil.Uint(count(queued))}, nil
+}
+
+func (a *API) txpoolContent(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(0); err != nil {
+		return nil, err
+	}
+	pend, queued := a.s.pool.Content(a.nonceOf())
+	conv := func(m map[common.Address][]*ptxpool.Entry) map[string]map[string]any {
+		out := make(map[string]map[string]any, len(m))
+		for addr, list := range m {
+			txs := make(map[string]any, len(list))
+			for _, e := range list {
+				txs[strconv.FormatUint(e.Tx.Nonce(), 10)] = a.rpcTx(e.Tx, e.From)
+			}
+			out[addr.Hex()] = txs
+		}
+		return out
+	}
+	return map[string]any{"pending": conv(pend), "queued": conv(queued)}, nil
+}
+
+func (a *API) txpoolInspect(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(0); err != nil {
+		return nil, err
+	}
+	pend, queued := a.s.pool.Content(a.nonceOf())
+	conv := func(m map[common.Address][]*ptxpool.Entry) map[string]map[string]string {
+		out := make(map[string]map[string]string, len(m))
+		addrs := make([]common.Address, 0, len(m))
+		for addr := range m {
+			addrs = append(addrs, addr)
+		}
+		sort.Slice(addrs, func(i, j int) bool { return bytes.Compare(addrs[i][:], addrs[j][:]) < 0 })
+		for _, addr := range addrs {
+			txs := make(map[string]string)
+			for _, e := range m[addr] {
+				to := "contract creation"
+				if e.Tx.To() != nil {
+					to = e.Tx.To().Hex()
+				}
+				txs[strconv.FormatUint(e.Tx.Nonce(), 10)] = fmt.Sprintf("%s: %v wei + %v gas × %v wei", to, e.Tx.Value(), e.Tx.Gas(), e.Tx.GasFeeCap())
+			}
+			out[addr.Hex()] = txs
+		}
+		return out
+	}
+	return map[string]any{"pending": conv(pend), "queued": conv(queued)}, nil
+}

@@ -1,0 +1,103 @@
+package sequencer
+
+import (
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// recover replays the WAL on top of the sealed head: flashblocks of the
+// block after the head are re-executed in their logged order and boundaries
+// (same environment, so the same results), a logged seal is redone, and the
+// pooled transactions are re-admitted. Records at or below the head are
+// already in the chain and are skipped.
+func (s *Sequencer) recover(recs []record) error {
+	var admits [][]byte
+	for i := range recs {
+		rec := &recs[i]
+		switch rec.Kind {
+		case recAdmit:
+			admits = append(admits, rec.Txs...)
+		case recFlashblock:
+			if err := s.replayFlashblock(rec); err != nil {
+				return err
+			}
+		case recSeal:
+			if s.blk == nil || s.blk.header.Number.Uint64() != rec.Number {
+				continue
+			}
+			want := rec.Hash
+			if err := s.seal(&want, false); err != nil {
+				return err
+			}
+			s.stats.Recovered.Add(1)
+		}
+	}
+	if s.blk != nil {
+		s.log.Info("resumed pending block from the WAL", "number", s.blk.header.Number, "flashblocks", s.blk.index, "txs", len(s.blk.txs))
+	}
+	readmitted := 0
+	for _, raw := range admits {
+		tx := new(types.Transaction)
+		if tx.UnmarshalBinary(raw) != nil {
+			continue
+		}
+		if _, err := s.pool.Add(tx); err == nil {
+			readmitted++
+		}
+	}
+	if readmitted > 0 {
+		s.log.Info("re-admitted pooled transactions from the WAL", "count", readmitted)
+	}
+	if s.wal != nil {
+		// Drop the records of sealed blocks, keeping the pool (now
+		// re-admitted) and the open block.
+		return s.wal.Rotate(s.walContent)
+	}
+	return nil
+}
+
+func (s *Sequencer) replayFlashblock(rec *record) error {
+	head := s.chain.Head()
+	if s.blk == nil {
+		if rec.Number <= head.Number.Uint64() {
+			return nil // sealed already
+		}
+		if rec.Number != head.Number.Uint64()+1 || rec.Index != 0 || rec.Parent != head.Hash() {
+			s.log.Warn("skipping WAL flashblock that does not extend the head", "number", rec.Number, "index", rec.Index, "parent", rec.Parent, "head", head.Number)
+			return nil
+		}
+		if err := s.openNext(rec); err != nil {
+			return err
+		}
+	} else if rec.Number != s.blk.header.Number.Uint64() || rec.Index != s.blk.index {
+		if rec.Number == s.blk.header.Number.Uint64()+1 && rec.Index == 0 {
+			// The seal record is missing but the next block was started:
+			// the block was sealed; redo it.
+			if err := s.seal(nil, false); err != nil {
+				return err
+			}
+			return s.replayFlashblock(rec)
+		}
+		s.log.Warn("skipping out-of-order WAL flashblock", "number", rec.Number, "index", rec.Index, "open", s.blk.header.Number, "next", s.blk.index)
+		return nil
+	}
+	b := s.blk
+	first := len(b.txs)
+	for i, raw := range rec.Txs {
+		tx := new(types.Transaction)
+		if err := tx.UnmarshalBinary(raw); err != nil {
+			return fmt.Errorf("block %d flashblock %d tx %d: %w", rec.Number, rec.Index, i, err)
+		}
+		if err := s.apply(b, tx); err != nil {
+			// Deterministic execution makes this impossible short of a
+			// changed binary; keep going with what does apply.
+			s.log.Error("WAL transaction no longer applies", "block", rec.Number, "flashblock", rec.Index, "tx", tx.Hash(), "err", err)
+		}
+	}
+	if err := s.publish(b, first, false); err != nil {
+		return err
+	}
+	s.stats.RecoveredFBs.Add(1)
+	return nil
+}

@@ -1,0 +1,761 @@
+// Package sequencer builds the chain: every flashblock interval it executes
+// the pool's next executable transactions on the open block, logs the
+// flashblock durably (WAL, fsync) and only then publishes it as an immutable
+// pending snapshot; every block time it seals the block into the chain. On
+// start it replays the WAL so that nothing pre-confirmed is lost to a crash.
+//
+// The sequencer goroutine is the only writer of the pending.Source and the
+// only user of the open block's StateDB; readers never wait on it.
+package sequencer
+
+import (
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/tracing"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethdb"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/trie"
+
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/txpool"
+)
+
+// Defaults.
+const (
+	DefaultInterval     = 200 * time.Millisecond
+	DefaultBlockTime    = 2 * time.Second
+	DefaultSafeLag      = 32 // blocks behind latest, as anvil's "safe"
+	DefaultFinalizedLag = 64 // blocks behind latest, as anvil's "finalized"
+)
+
+// Config configures the sequencer.
+type Config struct {
+	// Interval is the flashblock interval; BlockTime a multiple of it.
+	Interval  time.Duration
+	BlockTime time.Duration
+	// Coinbase receives the priority fees.
+	Coinbase common.Address
+	// SafeLag and FinalizedLag: after sealing block n, block n-SafeLag is
+	// marked safe and n-FinalizedLag finalized (genesis while n is smaller).
+	SafeLag, FinalizedLag uint64
+	// GasCeil, when non-zero, moves the gas limit toward it by go-ethereum's
+	// rule (1/1024 of the parent's per block); zero keeps the parent's.
+	GasCeil uint64
+	// WALPath is the write-ahead log; "" disables durability (in-memory
+	// nodes and tests only).
+	WALPath string
+	Pool    txpool.Config
+	Logger  *slog.Logger
+}
+
+// Sequencer produces flashblocks and blocks. Create with New, then Start.
+type Sequencer struct {
+	cfg    Config
+	chain  *chain.Chain
+	bc     *core.BlockChain
+	config *params.ChainConfig
+	src    *pending.Source
+	pool   *txpool.Pool
+	wal    *WAL
+	log    *slog.Logger
+	signer types.Signer
+
+	// Owned by the sequencer goroutine (and by Start before it runs).
+	blk *openBlock
+
+	waitMu  sync.Mutex
+	waiters map[common.Hash][]chan struct{}
+
+	quit     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+	failed   atomic.Pointer[error]
+
+	stats Stats
+}
+
+// Stats are counters for monitoring and benchmarks.
+type Stats struct {
+	Flashblocks  atomic.Uint64
+	Blocks       atomic.Uint64
+	Txs          atomic.Uint64
+	LastBuild    atomic.Int64 // ns: executing the last flashblock
+	LastWALSync  atomic.Int64 // ns: writing + syncing its WAL record
+	LastSeal     atomic.Int64 // ns: sealing the last block
+	MaxSeal      atomic.Int64
+	LastPublish  atomic.Int64 // ns: Publish call
+	Recovered    atomic.Uint64
+	RecoveredFBs atomic.Uint64
+}
+
+// openBlock is the block being built.
+type openBlock struct {
+	parent   *types.Header
+	header   *types.Header // environment; cumulative fields set per flashblock
+	rec      record        // the environment as logged at index 0
+	statedb  *state.StateDB
+	evm      *vm.EVM
+	gp       *core.GasPool
+	txs      types.Transactions
+	receipts types.Receipts
+	bloom    types.Bloom
+	index    uint64 // next flashblock index
+	payload  [8]byte
+	state    *pending.State
+	touched  *touched
+	logged   []*record // this block's flashblock records (for WAL rotation)
+}
+
+// touched records what execution changed since the last flashblock.
+type touched struct {
+	accounts map[common.Address]struct{}
+	slots    map[common.Address]map[common.Hash]struct{}
+	codes    map[common.Hash][]byte
+}
+
+func newTouched() *touched {
+	return &touched{
+		accounts: make(map[common.Address]struct{}),
+		slots:    make(map[common.Address]map[common.Hash]struct{}),
+		codes:    make(map[common.Hash][]byte),
+	}
+}
+
+func (t *touched) hooks() *tracing.Hooks {
+	return &tracing.Hooks{
+		OnBalanceChange: func(a common.Address, _, _ *big.Int, _ tracing.BalanceChangeReason) {
+			t.accounts[a] = struct{}{}
+		},
+		OnNonceChangeV2: func(a common.Address, _, _ uint64, _ tracing.NonceChangeReason) {
+			t.accounts[a] = struct{}{}
+		},
+		OnCodeChangeV2: func(a common.Address, _ common.Hash, _ []byte, h common.Hash, code []byte, _ tracing.CodeChangeReason) {
+			t.accounts[a] = struct{}{}
+			if len(code) > 0 {
+				t.codes[h] = code
+			}
+		},
+		OnStorageChange: func(a common.Address, k, _, _ common.Hash) {
+			t.accounts[a] = struct{}{}
+			m := t.slots[a]
+			if m == nil {
+				m = make(map[common.Hash]struct{})
+				t.slots[a] = m
+			}
+			m[k] = struct{}{}
+		},
+	}
+}
+
+// New creates a sequencer over c, publishing to src. It does not run yet.
+func New(cfg Config, c *chain.Chain, src *pending.Source) (*Sequencer, error) {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.BlockTime <= 0 {
+		cfg.BlockTime = DefaultBlockTime
+	}
+	if cfg.BlockTime < cfg.Interval || cfg.BlockTime%cfg.Interval != 0 {
+		return nil, fmt.Errorf("block time %v must be a multiple of the flashblock interval %v", cfg.BlockTime, cfg.Interval)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Sequencer{
+		cfg: cfg, chain: c, bc: c.BlockChain(), config: c.Config(), src: src, log: cfg.Logger,
+		signer:  types.LatestSignerForChainID(c.Config().ChainID),
+		waiters: make(map[common.Hash][]chan struct{}),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	s.pool = txpool.New(cfg.Pool, c.Config(), s.poolEnv)
+	return s, nil
+}
+
+// Pool is the transaction pool the sequencer draws from.
+func (s *Sequencer) Pool() *txpool.Pool { return s.pool }
+
+// Stats returns the live counters.
+func (s *Sequencer) Stats() *Stats { return &s.stats }
+
+// Source is where snapshots are published.
+func (s *Sequencer) Source() *pending.Source { return s.src }
+
+// poolEnv gives the pool the pending header and state to validate against.
+func (s *Sequencer) poolEnv() (*types.Header, state.Reader, error) {
+	if snap := s.src.Current(); snap != nil {
+		return snap.Header, snap.State, nil
+	}
+	head := s.chain.Head()
+	r, err := s.chain.StateReader(head.Root)
+	return head, r, err
+}
+
+// Start recovers from the WAL, publishes the pending block and starts the
+// loop. It returns once the recovered state is published.
+func (s *Sequencer) Start() error {
+	var recs []record
+	if s.cfg.WALPath != "" {
+		w, r, err := openWAL(s.cfg.WALPath)
+		if err != nil {
+			return err
+		}
+		s.wal, recs = w, r
+	}
+	if err := s.recover(recs); err != nil {
+		return fmt.Errorf("wal recovery: %w", err)
+	}
+	if s.blk == nil {
+		if err := s.openNext(nil); err != nil {
+			return err
+		}
+		if err := s.flashblock(); err != nil {
+			return err
+		}
+	}
+	go s.loop()
+	return nil
+}
+
+// Stop ends the loop (after the flashblock in progress) and closes the WAL.
+// The open block is not sealed: its flashblocks are in the WAL and resume on
+// the next start.
+func (s *Sequencer) Stop() error {
+	s.stopOnce.Do(func() { close(s.quit) })
+	<-s.done
+	if s.wal != nil {
+		return s.wal.Close()
+	}
+	return nil
+}
+
+// Err reports why the loop stopped early, if it did.
+func (s *Sequencer) Err() error {
+	if p := s.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (s *Sequencer) loop() {
+	defer close(s.done)
+	perBlock := uint64(s.cfg.BlockTime / s.cfg.Interval)
+	timer := time.NewTimer(s.cfg.Interval)
+	defer timer.Stop()
+	next := time.Now().Add(s.cfg.Interval)
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-timer.C:
+		}
+		now := time.Now()
+		next = next.Add(s.cfg.Interval)
+		if next.Before(now) { // fell behind (a slow seal): do not burst
+			next = now.Add(s.cfg.Interval)
+		}
+		timer.Reset(time.Until(next))
+		if err := s.tick(perBlock); err != nil {
+			s.log.Error("sequencer stopped", "err", err)
+			s.failed.Store(&err)
+			return
+		}
+	}
+}
+
+func (s *Sequencer) tick(perBlock uint64) error {
+	if s.blk.index >= perBlock {
+		if err := s.seal(nil, true); err != nil {
+			return err
+		}
+		if err := s.openNext(nil); err != nil {
+			return err
+		}
+	}
+	return s.flashblock()
+}
+
+// openNext opens the block on top of the chain head. env, when given (WAL
+// replay), fixes the environment; otherwise it is chosen now.
+func (s *Sequencer) openNext(env *record) error {
+	parent := s.chain.Head()
+	number := new(big.Int).Add(parent.Number, common.Big1)
+	rec := record{Kind: recFlashblock, Number: number.Uint64(), Parent: parent.Hash()}
+	if env != nil {
+		rec.Time, rec.Coinbase, rec.GasLimit, rec.Random, rec.BeaconRoot, rec.Extra = env.Time, env.Coinbase, env.GasLimit, env.Random, env.BeaconRoot, env.Extra
+	} else {
+		rec.Time = max(uint64(time.Now().Unix()), parent.Time+1)
+		rec.Coinbase = s.cfg.Coinbase
+		rec.GasLimit = parent.GasLimit
+		if s.cfg.GasCeil != 0 {
+			rec.GasLimit = core.CalcGasLimit(parent.GasLimit, s.cfg.GasCeil)
+		}
+		var nb [8]byte
+		binary.BigEndian.PutUint64(nb[:], number.Uint64())
+		rec.Random = crypto.Keccak256Hash([]byte("preconf prevrandao"), nb[:])
+		rec.BeaconRoot = parent.Hash()
+	}
+	header := &types.Header{
+		ParentHash:  parent.Hash(),
+		UncleHash:   types.EmptyUncleHash,
+		Coinbase:    rec.Coinbase,
+		Number:      number,
+		GasLimit:    rec.GasLimit,
+		Time:        rec.Time,
+		Extra:       rec.Extra,
+		MixDigest:   rec.Random,
+		Difficulty:  new(big.Int),
+		TxHash:      types.EmptyTxsHash,
+		ReceiptHash: types.EmptyReceiptsHash,
+	}
+	if s.config.IsLondon(number) {
+		header.BaseFee = eip1559.CalcBaseFee(s.config, parent)
+	}
+	if s.config.IsShanghai(number, rec.Time) {
+		header.WithdrawalsHash = &types.EmptyWithdrawalsHash
+	}
+	if s.config.IsCancun(number, rec.Time) {
+		var excess uint64
+		if s.config.IsCancun(parent.Number, parent.Time) {
+			excess = eip4844.CalcExcessBlobGas(s.config, parent, rec.Time)
+		}
+		header.ExcessBlobGas = &excess
+		header.BlobGasUsed = new(uint64)
+		root := rec.BeaconRoot
+		header.ParentBeaconRoot = &root
+	}
+	if s.config.IsPrague(number, rec.Time) {
+		header.RequestsHash = &types.EmptyRequestsHash
+	}
+	statedb, err := s.chain.StateAt(parent)
+	if err != nil {
+		return fmt.Errorf("state of head %d: %w", parent.Number, err)
+	}
+	base, err := s.chain.StateReader(parent.Root)
+	if err != nil {
+		return fmt.Errorf("state reader of head %d: %w", parent.Number, err)
+	}
+	t := newTouched()
+	coinbase := rec.Coinbase
+	evm := vm.NewEVM(core.NewEVMBlockContext(header, s.bc, &coinbase), state.NewHookedState(statedb, t.hooks()), s.config, vm.Config{})
+	b := &openBlock{
+		parent: parent, header: header, rec: rec, statedb: statedb, evm: evm,
+		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(base), touched: t,
+	}
+	copy(b.payload[:], crypto.Keccak256(parent.Hash().Bytes(), number.Bytes(), []byte("preconf payload")))
+	// EIP-4788 beacon root and EIP-2935 parent hash system calls.
+	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, s.config, evm, number, header.Time)
+	s.blk = b
+	return nil
+}
+
+// candidate heap: per-sender runs ordered by the head's effective tip, then
+// arrival.
+type runHeap struct {
+	runs    [][]*txpool.Entry
+	baseFee *big.Int
+}
+
+func (h *runHeap) Len() int { return len(h.runs) }
+func (h *runHeap) Less(i, j int) bool {
+	a, b := h.runs[i][0], h.runs[j][0]
+	ta, _ := a.Tx.EffectiveGasTip(h.baseFee)
+	tb, _ := b.Tx.EffectiveGasTip(h.baseFee)
+	if c := ta.Cmp(tb); c != 0 {
+		return c > 0
+	}
+	return a.Seq < b.Seq
+}
+func (h *runHeap) Swap(i, j int) { h.runs[i], h.runs[j] = h.runs[j], h.runs[i] }
+func (h *runHeap) Push(x any)    { h.runs = append(h.runs, x.([]*txpool.Entry)) }
+func (h *runHeap) Pop() any {
+	old := h.runs
+	x := old[len(old)-1]
+	h.runs = old[:len(old)-1]
+	return x
+}
+
+// flashblock executes the pool's executable transactions on the open block,
+// logs the flashblock and publishes it.
+func (s *Sequencer) flashblock() error {
+	b := s.blk
+	start := time.Now()
+	first := len(b.txs)
+	var drop []common.Hash
+	runs := s.pool.Candidates(b.statedb.GetNonce)
+	h := &runHeap{runs: runs, baseFee: b.header.BaseFee}
+	heap.Init(h)
+	for h.Len() > 0 {
+		run := h.runs[0]
+		e := run[0]
+		if b.gp.Gas() < e.Tx.Gas() || (b.header.BaseFee != nil && e.Tx.GasFeeCapIntCmp(b.header.BaseFee) < 0) {
+			heap.Pop(h) // does not fit this block or is underpriced: wait
+			continue
+		}
+		err := s.apply(b, e.Tx)
+		switch {
+		case err == nil:
+		case errors.Is(err, core.ErrNonceTooLow):
+			drop = append(drop, e.Tx.Hash())
+		case errors.Is(err, core.ErrNonceTooHigh), errors.Is(err, core.ErrGasLimitReached):
+			heap.Pop(h)
+			continue
+		default:
+			// Invalid now (e.g. funds spent by an earlier transaction): drop
+			// it; the sender's later nonces wait for a replacement.
+			s.log.Debug("dropping unexecutable transaction", "hash", e.Tx.Hash(), "err", err)
+			drop = append(drop, e.Tx.Hash())
+			heap.Pop(h)
+			continue
+		}
+		if len(run) == 1 {
+			heap.Pop(h)
+		} else {
+			h.runs[0] = run[1:]
+			heap.Fix(h, 0)
+		}
+	}
+	s.stats.LastBuild.Store(int64(time.Since(start)))
+	if err := s.publish(b, first, true); err != nil {
+		return err
+	}
+	included := make([]common.Hash, 0, len(b.txs)-first+len(drop))
+	for _, tx := range b.txs[first:] {
+		included = append(included, tx.Hash())
+	}
+	s.pool.Remove(append(included, drop...)...)
+	return nil
+}
+
+// apply executes one transaction on the open block; on error the block is
+// unchanged.
+func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
+	msg, err := core.TransactionToMessage(tx, s.signer, b.header.BaseFee)
+	if err != nil {
+		return err
+	}
+	idx := len(b.txs)
+	b.statedb.SetTxContext(tx.Hash(), idx, uint32(idx+1))
+	snap := b.statedb.Snapshot()
+	gp := b.gp.Snapshot()
+	receipt, _, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
+	if err != nil {
+		b.statedb.RevertToSnapshot(snap)
+		b.gp.Set(gp)
+		return err
+	}
+	b.txs = append(b.txs, tx)
+	b.receipts = append(b.receipts, receipt)
+	return nil
+}
+
+// publish turns the open block's progress since tx index first into a
+// flashblock: the cumulative header, the state diff, the WAL record (synced
+// when log is true) and the snapshot.
+func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
+	h := types.CopyHeader(b.header)
+	h.Root = b.statedb.IntermediateRoot(s.config.IsEIP158(h.Number))
+	h.GasUsed = b.gp.Used()
+	if len(b.txs) > 0 {
+		h.TxHash = types.DeriveSha(b.txs, trie.NewStackTrie(nil))
+		h.ReceiptHash = types.DeriveSha(b.receipts, trie.NewStackTrie(nil))
+	}
+	var blobGas uint64
+	for i, r := range b.receipts {
+		if i >= first {
+			for _, l := range r.Logs {
+				b.bloom.Add(l.Address.Bytes())
+				for _, t := range l.Topics {
+					b.bloom.Add(t.Bytes())
+				}
+			}
+		}
+		blobGas += r.BlobGasUsed
+	}
+	h.Bloom = b.bloom
+	if h.BlobGasUsed != nil {
+		h.BlobGasUsed = &blobGas
+	}
+	hash := h.Hash()
+	for _, r := range b.receipts[first:] {
+		r.BlockHash = hash
+		for _, l := range r.Logs {
+			l.BlockHash = hash
+		}
+	}
+	diff := s.collectDiff(b)
+	rec := b.rec
+	rec.Index = b.index
+	rec.Txs = make([][]byte, 0, len(b.txs)-first)
+	for _, tx := range b.txs[first:] {
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		rec.Txs = append(rec.Txs, raw)
+	}
+	b.logged = append(b.logged, &rec)
+	if log && s.wal != nil {
+		t := time.Now()
+		if err := s.wal.Append(&rec); err != nil {
+			return err
+		}
+		s.stats.LastWALSync.Store(int64(time.Since(t)))
+	}
+	b.state = b.state.With(diff)
+	n := len(b.txs)
+	snap := &pending.Snapshot{
+		Parent:    b.parent,
+		Header:    h,
+		Index:     b.index,
+		PayloadID: b.payload,
+		NewTxs:    n - first,
+		Diff:      diff,
+		Txs:       b.txs[:n:n],
+		Receipts:  b.receipts[:n:n],
+		State:     b.state,
+	}
+	if h.WithdrawalsHash != nil {
+		snap.Withdrawals = types.Withdrawals{}
+	}
+	snap.Seal()
+	t := time.Now()
+	s.src.Publish(snap)
+	s.stats.LastPublish.Store(int64(time.Since(t)))
+	b.index++
+	s.stats.Flashblocks.Add(1)
+	s.stats.Txs.Add(uint64(n - first))
+	s.notify(b.txs[first:])
+	return nil
+}
+
+// collectDiff reads the final values of everything touched since the last
+// flashblock (after IntermediateRoot, so storage roots are current).
+func (s *Sequencer) collectDiff(b *openBlock) *pending.Diff {
+	t := b.touched
+	d := pending.NewDiff()
+	for a := range t.accounts {
+		if !b.statedb.Exist(a) {
+			d.Accounts[a] = nil
+			continue
+		}
+		d.Accounts[a] = &types.StateAccount{
+			Nonce:    b.statedb.GetNonce(a),
+			Balance:  b.statedb.GetBalance(a).Clone(),
+			Root:     b.statedb.GetStorageRoot(a),
+			CodeHash: b.statedb.GetCodeHash(a).Bytes(),
+		}
+	}
+	for a, slots := range t.slots {
+		if d.Accounts[a] == nil {
+			continue
+		}
+		m := make(map[common.Hash]common.Hash, len(slots))
+		for k := range slots {
+			m[k] = b.statedb.GetState(a, k)
+		}
+		d.Storage[a] = m
+	}
+	for h, c := range t.codes {
+		d.Codes[h] = c
+	}
+	b.touched.accounts = make(map[common.Address]struct{})
+	b.touched.slots = make(map[common.Address]map[common.Hash]struct{})
+	b.touched.codes = make(map[common.Hash][]byte)
+	return d
+}
+
+// seal finalises the open block and writes it into the chain. want, during
+// replay, is the hash the block had when it was first sealed.
+func (s *Sequencer) seal(want *common.Hash, rotate bool) error {
+	start := time.Now()
+	b := s.blk
+	header := types.CopyHeader(b.header)
+	var logs []*types.Log
+	for _, r := range b.receipts {
+		logs = append(logs, r.Logs...)
+	}
+	requests, _, err := core.PostExecution(context.Background(), s.config, header.Number, header.Time, logs, b.evm, uint32(len(b.txs)+1))
+	if err != nil {
+		return fmt.Errorf("block %d post-execution: %w", header.Number, err)
+	}
+	if requests != nil {
+		rh := types.CalcRequestsHash(requests)
+		header.RequestsHash = &rh
+	}
+	header.GasUsed = b.gp.Used()
+	header.Root = b.statedb.IntermediateRoot(s.config.IsEIP158(header.Number))
+	if header.BlobGasUsed != nil {
+		var blobGas uint64
+		for _, r := range b.receipts {
+			blobGas += r.BlobGasUsed
+		}
+		header.BlobGasUsed = &blobGas
+	}
+	body := &types.Body{Transactions: b.txs}
+	if header.WithdrawalsHash != nil {
+		body.Withdrawals = make([]*types.Withdrawal, 0)
+	}
+	block := types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil))
+	hash := block.Hash()
+	if want != nil && *want != hash {
+		s.log.Error("replayed block differs from the one sealed before the crash", "number", header.Number, "was", *want, "now", hash)
+	}
+	if want == nil && s.wal != nil {
+		if err := s.wal.Append(&record{Kind: recSeal, Number: header.Number.Uint64(), Parent: header.ParentHash, Hash: hash}); err != nil {
+			return err
+		}
+	}
+	if err := s.persist(block, b.receipts, b.statedb); err != nil {
+		return err
+	}
+	b.evm.Release()
+	s.blk = nil
+	n := block.NumberU64()
+	s.chain.SetSafe(s.lagged(n, s.cfg.SafeLag))
+	s.chain.SetFinalized(s.lagged(n, s.cfg.FinalizedLag))
+	if rotate && s.wal != nil {
+		if err := s.wal.Rotate(s.walContent); err != nil {
+			return err
+		}
+	}
+	d := time.Since(start)
+	s.stats.LastSeal.Store(int64(d))
+	if int64(d) > s.stats.MaxSeal.Load() {
+		s.stats.MaxSeal.Store(int64(d))
+	}
+	s.stats.Blocks.Add(1)
+	s.log.Debug("sealed block", "number", n, "hash", hash, "txs", len(b.txs), "gas", header.GasUsed, "elapsed", d)
+	return nil
+}
+
+func (s *Sequencer) lagged(n, lag uint64) *types.Header {
+	if n < lag {
+		return s.chain.HeaderByNumber(0)
+	}
+	return s.chain.HeaderByNumber(n - lag)
+}
+
+// persist writes the block, its receipts and state, makes it the head, and
+// syncs the database, so a sealed block survives a crash.
+func (s *Sequencer) persist(block *types.Block, receipts types.Receipts, statedb *state.StateDB) error {
+	db := s.chain.Database()
+	batch := db.NewBatch()
+	rawdb.WriteBlock(batch, block)
+	rawdb.WriteReceipts(batch, block.Hash(), block.NumberU64(), receipts)
+	if err := batch.Write(); err != nil {
+		return fmt.Errorf("write block %d: %w", block.NumberU64(), err)
+	}
+	root, err := statedb.Commit(block.NumberU64(), s.config.IsEIP158(block.Number()), s.config.IsCancun(block.Number(), block.Time()))
+	if err != nil {
+		return fmt.Errorf("commit state of block %d: %w", block.NumberU64(), err)
+	}
+	if err := s.bc.TrieDB().Commit(root, false); err != nil {
+		return fmt.Errorf("flush state of block %d: %w", block.NumberU64(), err)
+	}
+	if _, err := s.bc.SetCanonical(block); err != nil {
+		return fmt.Errorf("set head %d: %w", block.NumberU64(), err)
+	}
+	if syncer, ok := db.(ethdb.KeyValueSyncer); ok {
+		if err := syncer.SyncKeyValue(); err != nil {
+			return fmt.Errorf("sync database: %w", err)
+		}
+	}
+	return nil
+}
+
+// walContent is what the WAL must hold after a rotation: the admission
+// records of every pooled transaction, then the open block's flashblocks.
+func (s *Sequencer) walContent() []*record {
+	all := s.pool.All()
+	out := make([]*record, 0, len(all))
+	for _, e := range all {
+		raw, err := e.Tx.MarshalBinary()
+		if err != nil {
+			continue
+		}
+		out = append(out, &record{Kind: recAdmit, Txs: [][]byte{raw}})
+	}
+	if s.blk != nil {
+		out = append(out, s.blk.logged...)
+	}
+	return out
+}
+
+// notify wakes the eth_sendRawTransactionSync callers waiting for txs.
+func (s *Sequencer) notify(txs types.Transactions) {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	if len(s.waiters) == 0 {
+		return
+	}
+	for _, tx := range txs {
+		h := tx.Hash()
+		for _, ch := range s.waiters[h] {
+			close(ch)
+		}
+		delete(s.waiters, h)
+	}
+}
+
+// watch returns a channel closed when hash is pre-confirmed, and a cancel.
+func (s *Sequencer) watch(hash common.Hash) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	s.waitMu.Lock()
+	s.waiters[hash] = append(s.waiters[hash], ch)
+	s.waitMu.Unlock()
+	return ch, func() {
+		s.waitMu.Lock()
+		defer s.waitMu.Unlock()
+		list := s.waiters[hash]
+		for i, c := range list {
+			if c == ch {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(s.waiters, hash)
+		} else {
+			s.waiters[hash] = list
+		}
+	}
+}
+
+// Admit validates tx, adds it to the pool and logs the admission durably.
+func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
+	res, err := s.pool.Add(tx)
+	if err != nil {
+		return res, err
+	}
+	if s.wal != nil {
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			return res, err
+		}
+		if err := s.wal.Append(&record{Kind: recAdmit, Txs: [][]byte{raw}}); err != nil {
+			s.pool.Remove(tx.Hash())
+			return res, fmt.Errorf("journal transaction: %w", err)
+		}
+	}
+	return res, nil
+}
