@@ -32,9 +32,8 @@ func (v *blockView) receipts(a *API) types.Receipts {
 func (v *blockView) loc(index int) txLoc { return blockLoc(v.block, v.hash, index) }
 
 // pendingView is the pending block of snap.
-func pendingView(snap *pending.Snapshot) *blockView {
-	b := snap.Block()
-	return &blockView{block: b, hash: b.Hash(), snap: snap}
+func (a *API) pendingView(snap *pending.Snapshot) *blockView {
+	return &blockView{block: snap.Block(), hash: a.pendingBlockHash(snap), snap: snap}
 }
 
 // resolveBlock finds the block a selector names. An unknown block is a nil
@@ -54,7 +53,7 @@ func (a *API) resolveBlock(ref BlockRef) (*blockView, error) {
 		}
 	case ref.Tag == TagPending:
 		if snap := a.pendingSnapshot(); snap != nil {
-			return pendingView(snap), nil
+			return a.pendingView(snap), nil
 		}
 		b = a.headBlock()
 	case ref.Tag == TagLatest:

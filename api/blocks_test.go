@@ -45,7 +45,7 @@ type readsFixture struct {
 	blocks []*types.Block
 }
 
-func newReadsFixture(t *testing.T) *readsFixture {
+func newReadsFixture(t testing.TB) *readsFixture {
 	t.Helper()
 	makeGenesis := func() *core.Genesis {
 		g := chain.DevGenesis()
@@ -91,7 +91,7 @@ func newReadsFixture(t *testing.T) *readsFixture {
 
 // publishPending publishes a snapshot over the head holding one more
 // emitter call (word 0xbeef) whose receipt carries its log.
-func (f *readsFixture) publishPending(t *testing.T) (*pending.Snapshot, *types.Transaction) {
+func (f *readsFixture) publishPending(t testing.TB) (*pending.Snapshot, *types.Transaction) {
 	t.Helper()
 	parent := f.chain.Head()
 	cfg := f.chain.Config()
@@ -388,5 +388,30 @@ func TestHeadersAndUncles(t *testing.T) {
 	}
 	if got := mustCall(t, a.rawTxByIndex(numberParam), `"0x1"`, `"0x50"`); got != `"0x"` {
 		t.Errorf("raw tx past end = %s", got)
+	}
+}
+
+func BenchmarkPendingReceiptByHash(b *testing.B) {
+	f := newReadsFixture(b)
+	_, tx := f.publishPending(b)
+	p := rpc.Params{json.RawMessage(quoted(tx.Hash().Hex()))}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.api.getTransactionReceipt(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSealedBlockFullTx(b *testing.B) {
+	f := newReadsFixture(b)
+	p := rpc.Params{json.RawMessage(`"0x3"`), json.RawMessage(`true`)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.api.getBlockByNumber(ctx, p); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -15,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -45,6 +47,26 @@ type readCache struct {
 	tipMu    sync.Mutex
 	tipHead  common.Hash
 	tipPrice *big.Int
+
+	// pendingHash is the header hash of the last pending snapshot asked
+	// about (snapshots are immutable, so it stays valid for that snapshot).
+	pendingHash atomic.Pointer[snapshotHash]
+}
+
+type snapshotHash struct {
+	snap *pending.Snapshot
+	hash common.Hash
+}
+
+// pendingBlockHash is the pending block's hash so far (its header's hash),
+// computed once per snapshot.
+func (a *API) pendingBlockHash(snap *pending.Snapshot) common.Hash {
+	if c := a.cache.pendingHash.Load(); c != nil && c.snap == snap {
+		return c.hash
+	}
+	h := snap.Header.Hash()
+	a.cache.pendingHash.Store(&snapshotHash{snap: snap, hash: h})
+	return h
 }
 
 // suggestTip is go-ethereum's gas price oracle: the 60th percentile of the
@@ -234,7 +256,7 @@ func (a *API) feeHistory(_ context.Context, p rpc.Params) (any, error) {
 		lastNum = last.Number
 	case TagPending:
 		if snap := a.pendingSnapshot(); snap != nil {
-			pendingBlock = pendingView(snap)
+			pendingBlock = a.pendingView(snap)
 			lastNum = pendingBlock.block.NumberU64()
 		} else {
 			lastNum = headNum

@@ -346,7 +346,7 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 	}
 	if rng.snap != nil {
 		h := rng.snap.Header
-		hash := h.Hash()
+		hash := a.pendingBlockHash(rng.snap)
 		for _, r := range rng.snap.Receipts {
 			for _, l := range r.Logs {
 				if f.matches(l) {

@@ -25,7 +25,7 @@ func (a *API) getTransactionReceipt(_ context.Context, p rpc.Params) (any, error
 			return nil, nil
 		}
 	}
-	return json.RawMessage(appendReceipt(make([]byte, 0, 1024+300*len(receipt.Logs)), receipt, tx, loc, a.signer())), nil
+	return json.RawMessage(appendReceipt(make([]byte, 0, 1600+400*len(receipt.Logs)), receipt, tx, loc, a.signer())), nil
 }
 
 func (a *API) getBlockReceipts(_ context.Context, p rpc.Params) (any, error) {

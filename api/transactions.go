@@ -28,7 +28,7 @@ func (a *API) lookupTx(hash common.Hash) (tx *types.Transaction, receipt *types.
 			// The header's hash is the pending block's (no need to
 			// assemble the block for it).
 			h := snap.Header
-			return tx, r, txLoc{BlockHash: h.Hash(), Number: h.Number.Uint64(), Time: h.Time, Index: uint64(i), BaseFee: h.BaseFee}, true
+			return tx, r, txLoc{BlockHash: a.pendingBlockHash(snap), Number: h.Number.Uint64(), Time: h.Time, Index: uint64(i), BaseFee: h.BaseFee}, true
 		}
 	}
 	tx, blockHash, number, index, ok := a.chain.TxLookup(hash)
