@@ -405,7 +405,7 @@ func TestSlowSubscriberDoesNotSlowOthers(t *testing.T) {
 	for i := range 200 {
 		txs = append(txs, e.transfer(t, i%10, uint64(i/10)))
 	}
-	const n = 400 // ~140 KiB each: far beyond socket buffers and the slow queue
+	const n = 250 // ~140 KiB each, ~35 MiB in all: beyond socket buffers plus the 16 MiB queue
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -1,0 +1,219 @@
+// Package feed serves the flashblocks feed: a websocket on which every
+// published pending snapshot is streamed as one message in Base's wire format
+// (see docs/streaming.md), so Base-compatible consumers can follow this node.
+package feed
+
+import (
+	"bytes"
+	"encoding/hex"
+	"math/big"
+	"slices"
+	"strconv"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/preconf/preconf/pending"
+)
+
+// Encode writes snap as one flashblock message: payload_id, index, base (for
+// index 0 only), diff (cumulative roots, gas and hash of the block so far,
+// the flashblock's new transactions as EIP-2718 bytes) and metadata (block
+// number, new balances of the accounts it touched, receipts of its new
+// transactions keyed by hash). Keys come in the order Base's builders write
+// them.
+func Encode(snap *pending.Snapshot) ([]byte, error) {
+	h := snap.Header
+	n := min(max(snap.NewTxs, 0), len(snap.Txs))
+	first := len(snap.Txs) - n
+	newTxs := snap.Txs[first:]
+
+	b := make([]byte, 0, 2048+len(newTxs)*512)
+	b = append(b, `{"payload_id":`...)
+	b = appendHex(b, snap.PayloadID[:])
+	b = append(b, `,"index":`...)
+	b = strconv.AppendUint(b, snap.Index, 10)
+	if snap.Index == 0 {
+		b = append(b, `,"base":{"parent_beacon_block_root":`...)
+		var beaconRoot common.Hash
+		if h.ParentBeaconRoot != nil {
+			beaconRoot = *h.ParentBeaconRoot
+		}
+		b = appendHex(b, beaconRoot[:])
+		b = append(b, `,"parent_hash":`...)
+		b = appendHex(b, h.ParentHash[:])
+		b = append(b, `,"fee_recipient":`...)
+		b = appendAddress(b, h.Coinbase)
+		b = append(b, `,"prev_randao":`...)
+		b = appendHex(b, h.MixDigest[:])
+		b = append(b, `,"block_number":`...)
+		b = appendBig(b, h.Number)
+		b = append(b, `,"gas_limit":`...)
+		b = appendQuantity(b, h.GasLimit)
+		b = append(b, `,"timestamp":`...)
+		b = appendQuantity(b, h.Time)
+		b = append(b, `,"extra_data":`...)
+		b = appendHex(b, h.Extra)
+		b = append(b, `,"base_fee_per_gas":`...)
+		b = appendBig(b, h.BaseFee)
+		b = append(b, '}')
+	}
+	b = append(b, `,"diff":{"state_root":`...)
+	b = appendHex(b, h.Root[:])
+	b = append(b, `,"receipts_root":`...)
+	b = appendHex(b, h.ReceiptHash[:])
+	b = append(b, `,"logs_bloom":`...)
+	b = appendHex(b, h.Bloom[:])
+	b = append(b, `,"gas_used":`...)
+	b = appendQuantity(b, h.GasUsed)
+	b = append(b, `,"block_hash":`...)
+	hash := h.Hash()
+	b = appendHex(b, hash[:])
+	b = append(b, `,"transactions":[`...)
+	for i, tx := range newTxs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		b = appendHex(b, raw)
+	}
+	b = append(b, `],"withdrawals":[`...)
+	if snap.Index == 0 {
+		for i, w := range snap.Withdrawals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"index":`...)
+			b = appendQuantity(b, w.Index)
+			b = append(b, `,"validatorIndex":`...)
+			b = appendQuantity(b, w.Validator)
+			b = append(b, `,"address":`...)
+			b = appendAddress(b, w.Address)
+			b = append(b, `,"amount":`...)
+			b = appendQuantity(b, w.Amount)
+			b = append(b, '}')
+		}
+	}
+	b = append(b, `],"withdrawals_root":`...)
+	wroot := types.EmptyWithdrawalsHash
+	if h.WithdrawalsHash != nil {
+		wroot = *h.WithdrawalsHash
+	}
+	b = appendHex(b, wroot[:])
+	if h.BlobGasUsed != nil {
+		b = append(b, `,"blob_gas_used":`...)
+		b = appendQuantity(b, *h.BlobGasUsed)
+	}
+	b = append(b, `},"metadata":{"block_number":`...)
+	b = h.Number.Append(b, 10)
+	b = append(b, `,"new_account_balances":{`...)
+	b = appendBalances(b, snap.Diff)
+	b = append(b, `},"receipts":{`...)
+	if len(snap.Receipts) == len(snap.Txs) {
+		b = appendReceipts(b, newTxs, snap.Receipts[first:])
+	}
+	b = append(b, "}}}"...)
+	return b, nil
+}
+
+// appendBalances writes the touched accounts' balances, sorted by address
+// (a removed account has balance zero).
+func appendBalances(b []byte, d *pending.Diff) []byte {
+	if d == nil {
+		return b
+	}
+	addrs := make([]common.Address, 0, len(d.Accounts))
+	for a := range d.Accounts {
+		addrs = append(addrs, a)
+	}
+	slices.SortFunc(addrs, func(x, y common.Address) int { return bytes.Compare(x[:], y[:]) })
+	for i, a := range addrs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendAddress(b, a)
+		b = append(b, ':')
+		if acct := d.Accounts[a]; acct != nil && acct.Balance != nil {
+			b = appendBig(b, acct.Balance.ToBig())
+		} else {
+			b = append(b, `"0x0"`...)
+		}
+	}
+	return b
+}
+
+// appendReceipts writes consensus receipts keyed by transaction hash,
+// internally tagged: type, status, cumulativeGasUsed, logs (address, topics,
+// data), sorted by hash.
+func appendReceipts(b []byte, txs types.Transactions, receipts types.Receipts) []byte {
+	order := make([]int, len(txs))
+	for i := range order {
+		order[i] = i
+	}
+	hashes := make([]common.Hash, len(txs))
+	for i, tx := range txs {
+		hashes[i] = tx.Hash()
+	}
+	slices.SortFunc(order, func(x, y int) int { return bytes.Compare(hashes[x][:], hashes[y][:]) })
+	for k, i := range order {
+		r := receipts[i]
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = appendHex(b, hashes[i][:])
+		b = append(b, `:{"type":`...)
+		b = appendQuantity(b, uint64(txs[i].Type()))
+		b = append(b, `,"status":`...)
+		b = appendQuantity(b, r.Status)
+		b = append(b, `,"cumulativeGasUsed":`...)
+		b = appendQuantity(b, r.CumulativeGasUsed)
+		b = append(b, `,"logs":[`...)
+		for j, l := range r.Logs {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"address":`...)
+			b = appendAddress(b, l.Address)
+			b = append(b, `,"topics":[`...)
+			for t, topic := range l.Topics {
+				if t > 0 {
+					b = append(b, ',')
+				}
+				b = appendHex(b, topic[:])
+			}
+			b = append(b, `],"data":`...)
+			b = appendHex(b, l.Data)
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+	}
+	return b
+}
+
+func appendHex(b, v []byte) []byte {
+	b = append(b, '"', '0', 'x')
+	b = hex.AppendEncode(b, v)
+	return append(b, '"')
+}
+
+// appendAddress writes an address in lower-case hex, as Base's builders do
+// (no EIP-55 checksum).
+func appendAddress(b []byte, a common.Address) []byte { return appendHex(b, a[:]) }
+
+func appendQuantity(b []byte, v uint64) []byte {
+	b = append(b, '"', '0', 'x')
+	b = strconv.AppendUint(b, v, 16)
+	return append(b, '"')
+}
+
+func appendBig(b []byte, v *big.Int) []byte {
+	if v == nil {
+		return append(b, `"0x0"`...)
+	}
+	b = append(b, '"', '0', 'x')
+	b = v.Append(b, 16)
+	return append(b, '"')
+}
