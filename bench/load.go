@@ -177,6 +177,9 @@ func dial(addr string) (*client, error) {
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+		// Close with a reset: no TIME_WAIT sockets pile up on ephemeral
+		// ports, which on this machine's range include the nodes' ports.
+		tc.SetLinger(0)
 	}
 	return &client{conn: conn, r: bufio.NewReaderSize(conn, 64<<10)}, nil
 }

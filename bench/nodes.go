@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,6 +38,8 @@ const (
 type nodeKind struct {
 	Name string
 	Port int
+	// Extra are other ports the node listens on.
+	Extra []int
 	// install returns the binary, building or downloading it when missing.
 	install func(env *env) (string, error)
 	// args are the command line for a fresh data dir with the shared genesis.
@@ -110,7 +113,7 @@ var nodeKinds = map[string]nodeKind{
 		},
 	},
 	"geth": {
-		Name: "geth", Port: portGeth,
+		Name: "geth", Port: portGeth, Extra: []int{portGethAuth, portGethP2P},
 		install: func(e *env) (string, error) {
 			gobin := filepath.Join(e.cache, "bin")
 			bin := filepath.Join(gobin, "geth")
@@ -152,6 +155,27 @@ var nodeKinds = map[string]nodeKind{
 	},
 }
 
+// waitPortsFree waits until every port can be bound on 127.0.0.1: the
+// machine's ephemeral range covers the harness's ports, so a client socket
+// (ours or anyone's) may briefly hold one.
+func waitPortsFree(ports []int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for _, p := range ports {
+		for {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err == nil {
+				ln.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("port %d stays busy: %w", p, err)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
 func isExecutable(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
@@ -177,6 +201,13 @@ func startNode(e *env, kind nodeKind, bin string, round int) (*runningNode, erro
 		if err := kind.prepare(e, bin, dir); err != nil {
 			return nil, err
 		}
+	}
+	ports := append([]int{kind.Port}, kind.Extra...)
+	if kind.Name == "preconf" && e.pprof {
+		ports = append(ports, portPprof)
+	}
+	if err := waitPortsFree(ports, 90*time.Second); err != nil {
+		return nil, fmt.Errorf("%s: %w", kind.Name, err)
 	}
 	logPath := filepath.Join(e.work, fmt.Sprintf("%s-%d.log", kind.Name, round))
 	logf, err := os.Create(logPath)
@@ -237,7 +268,9 @@ func (n *runningNode) version() string {
 	return s
 }
 
-var probeClient = &http.Client{Timeout: 10 * time.Second}
+// probeClient keeps no idle connections: an idle client socket would hold
+// an ephemeral port, possibly one a node is about to listen on.
+var probeClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 // rpcCall makes one JSON-RPC call and returns its result.
 func rpcCall(addr, method string, params ...any) (json.RawMessage, error) {

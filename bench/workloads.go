@@ -27,7 +27,7 @@ type workload struct {
 
 // workloads are run in this order.
 func workloads() []workload {
-	return []workload{
+	return append([]workload{
 		balance("latest"),
 		balance("pending"),
 		storage("latest"),
@@ -35,7 +35,7 @@ func workloads() []workload {
 		single("eth_blockNumber", nil, expectJSON(`"0x0"`)),
 		single("eth_getBlockByNumber", []any{"latest", false}, expectBlock(0)),
 		mixedBatch(),
-	}
+	}, simulateWorkloads()...) // bench/simulate.go
 }
 
 // call is one JSON-RPC request object.

@@ -33,9 +33,9 @@ const (
 // ServeFast serves JSON-RPC on ln until srv is shut down: fast-path requests
 // are answered here, every other connection is served by srv (whose Handler
 // must route "/" to s.HTTPHandler(opts), with the same opts). srv.Shutdown
-// also stops the fast path: ln is closed, idle connections are closed, and
-// busy ones close after their current answer. It returns
-// http.ErrServerClosed after a shutdown, like http.Server.Serve.
+// or srv.Close also stops the fast path: ln is closed, idle connections are
+// closed, and busy ones close after their current answer. It returns
+// http.ErrServerClosed after that, like http.Server.Serve.
 func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) error {
 	if opts.MaxBody <= 0 {
 		opts.MaxBody = DefaultMaxBody
@@ -43,7 +43,7 @@ func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) 
 	f := &fastServer{rpc: s, opts: opts, ln: ln, conns: make(map[*fastConn]struct{}),
 		handoff: &chanListener{addr: ln.Addr(), ch: make(chan net.Conn), done: make(chan struct{})}}
 	f.ctx, f.cancel = context.WithCancel(WithTransport(context.Background(), "http"))
-	srv.RegisterOnShutdown(f.shutdown)
+	f.handoff.onClose = f.shutdown
 	go srv.Serve(f.handoff) // returns when srv shuts down (it closes the listener)
 	for {
 		c, err := ln.Accept()
@@ -337,8 +337,9 @@ func (c *bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 type chanListener struct {
 	addr net.Addr
 	ch   chan net.Conn
-	once sync.Once
-	done chan struct{}
+	once    sync.Once
+	done    chan struct{}
+	onClose func()
 }
 
 // give passes c on; false (and c closed) when the listener is closed.
@@ -361,8 +362,13 @@ func (l *chanListener) Accept() (net.Conn, error) {
 	}
 }
 
+// Close is called by the http.Server on Shutdown and on Close; either stops
+// the fast path too.
 func (l *chanListener) Close() error {
 	l.once.Do(func() { close(l.done) })
+	if l.onClose != nil {
+		l.onClose()
+	}
 	return nil
 }
 

@@ -249,3 +249,30 @@ func TestServeFastShutdown(t *testing.T) {
 		t.Fatal("idle connection still open after shutdown")
 	}
 }
+
+// srv.Close (not only Shutdown) stops the fast path.
+func TestServeFastClose(t *testing.T) {
+	s := testServer()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: s.HTTPHandler(HTTPOptions{})}
+	done := make(chan error, 1)
+	go func() { done <- s.ServeFast(ln, srv, HTTPOptions{}) }()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	readBody(t, rawExchange(t, conn, bufio.NewReader(conn), post(`{"jsonrpc":"2.0","id":1,"method":"test_add","params":[1,1]}`)))
+	srv.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, http.ErrServerClosed) {
+			t.Fatalf("ServeFast: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeFast still running after Close")
+	}
+}
