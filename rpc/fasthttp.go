@@ -335,8 +335,8 @@ func (c *bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // chanListener hands connections to an http.Server.
 type chanListener struct {
-	addr net.Addr
-	ch   chan net.Conn
+	addr    net.Addr
+	ch      chan net.Conn
 	once    sync.Once
 	done    chan struct{}
 	onClose func()
