@@ -18,10 +18,12 @@ import (
 
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/feed"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/sequencer"
 	"github.com/preconf/preconf/simulate"
+	"github.com/preconf/preconf/subscribe"
 	"github.com/preconf/preconf/wallet"
 	"github.com/preconf/preconf/web"
 )
@@ -67,6 +69,11 @@ type Node struct {
 	Sequencer *sequencer.Sequencer
 	Wallet    *wallet.Wallet
 	Web       *web.Site // the page on "/" for browsers, /chain.json, /wallet/…
+	// Subscriptions serves eth_subscribe over WS (JSON-RPC over websocket
+	// on "/" and "/ws"); Feed is the flashblocks feed on "/flashblocks".
+	Subscriptions *subscribe.Service
+	WS            *rpc.WSHandler
+	Feed          *feed.Feed
 
 	listener net.Listener
 	http     *http.Server
@@ -113,6 +120,7 @@ func New(cfg Config) (*Node, error) {
 	n.Wallet.Register(n.RPC)
 	n.Web = web.New(n.Wallet, logger)
 	n.Web.Mount(n.Handle)
+	n.startStreaming()
 	if err := n.startSequencer(); err != nil {
 		n.Close()
 		return nil, err
@@ -146,6 +154,36 @@ func (n *Node) startSequencer() error {
 	return nil
 }
 
+// startStreaming sets up JSON-RPC over websocket with subscriptions and the
+// flashblocks feed. Both follow the pending source from before the
+// sequencer's first flashblock, so every flashblock is streamed.
+func (n *Node) startStreaming() {
+	streams := rpc.StreamOptions{Origins: n.cfg.CORSOrigins, Logger: n.log}
+	n.Subscriptions = subscribe.New(n.Chain, n.Pending, n.log)
+	n.Subscriptions.Register(n.RPC)
+	n.Subscriptions.Start()
+	n.OnClose(n.Subscriptions.Close)
+	n.WS = n.RPC.WSHandler(rpc.WSOptions{StreamOptions: streams, MaxMessage: n.cfg.MaxBody})
+	n.OnClose(n.WS.Close)
+	n.Handle("/ws", n.WS)
+	n.Feed = feed.New(n.Pending, streams)
+	n.Feed.Start()
+	n.OnClose(n.Feed.Close)
+	n.Handle("/flashblocks", n.Feed)
+}
+
+// withWebSocket sends websocket upgrades on "/" to JSON-RPC over websocket
+// and everything else to other.
+func (n *Node) withWebSocket(other http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rpc.IsWebSocketUpgrade(r) {
+			n.WS.ServeHTTP(w, r)
+			return
+		}
+		other.ServeHTTP(w, r)
+	})
+}
+
 // Handle adds an HTTP handler on a path other than "/" (e.g. a websocket feed).
 func (n *Node) Handle(pattern string, h http.Handler) { n.mux.Handle(pattern, h) }
 
@@ -158,6 +196,7 @@ func (n *Node) Start(other http.Handler) error {
 	if other == nil {
 		other = n.Web
 	}
+	other = n.withWebSocket(other)
 	addr := n.cfg.HTTPAddr
 	if addr == "" {
 		addr = "127.0.0.1"
