@@ -18,29 +18,29 @@ import (
 // unknown transaction gives "0x".
 
 // rawBlock resolves the selector of the debug_getRaw* block methods.
-func (a *API) rawBlock(p rpc.Params) (*blockView, bool, error) {
+func (a *API) rawBlock(p rpc.Params) (*blockView, BlockRef, error) {
 	if err := p.Max(1); err != nil {
-		return nil, false, err
+		return nil, Latest, err
 	}
 	ref, err := refParam(p, 0)
 	if err != nil {
-		return nil, false, err
+		return nil, ref, err
 	}
 	v, err := a.resolveBlock(ref)
-	return v, ref.Hash != nil, err
+	return v, ref, err
 }
 
 // rawEncoder builds debug_getRawHeader and debug_getRawBlock: encode gives
-// the RLP of the resolved block's part; notFound is the by-hash error.
+// the RLP of the resolved block's part; notFound formats the by-hash error.
 func (a *API) rawEncoder(notFound string, encode func(*types.Block) any) rpc.Handler {
 	return func(_ context.Context, p rpc.Params) (any, error) {
-		v, byHash, err := a.rawBlock(p)
+		v, ref, err := a.rawBlock(p)
 		if err != nil {
 			return nil, err
 		}
 		if v == nil {
-			if byHash {
-				return nil, &rpc.ServerError{Msg: notFound}
+			if ref.Hash != nil { // go-ethereum prints the hash's bytes in decimal
+				return nil, &rpc.ServerError{Msg: fmt.Sprintf(notFound, *ref.Hash)}
 			}
 			return hexutil.Bytes(nil), nil
 		}
@@ -57,12 +57,12 @@ func rawBody(b *types.Block) any   { return b }
 
 // debugGetRawReceipts answers the consensus encodings of a block's receipts.
 func (a *API) debugGetRawReceipts(_ context.Context, p rpc.Params) (any, error) {
-	v, byHash, err := a.rawBlock(p)
+	v, ref, err := a.rawBlock(p)
 	if err != nil {
 		return nil, err
 	}
 	if v == nil {
-		if byHash {
+		if ref.Hash != nil {
 			return []hexutil.Bytes{}, nil
 		}
 		return nil, nil

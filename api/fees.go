@@ -221,6 +221,10 @@ func (a *API) feeHistory(_ context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The percentiles are a required argument (null stands for none).
+	if p.Len() < 3 {
+		return nil, rpc.InvalidParams("missing value for required argument 2")
+	}
 	var percentiles []float64
 	if _, err := p.Optional(2, &percentiles); err != nil {
 		return nil, err

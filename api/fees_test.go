@@ -68,11 +68,11 @@ func TestFeeHistory(t *testing.T) {
 		t.Errorf("gasUsedRatio = %v", r)
 	}
 	// Decimal counts, capping at the chain's length, no percentiles.
-	decode(mustCall(t, a.feeHistory, `100`, `"0x4"`))
+	decode(mustCall(t, a.feeHistory, `100`, `"0x4"`, `null`))
 	if res.OldestBlock != "0x0" || len(res.GasUsedRatio) != 5 || res.Reward != nil {
 		t.Errorf("capped history: %+v", res)
 	}
-	if got := mustCall(t, a.feeHistory, `"0x0"`, `"latest"`); got != `{"oldestBlock":"0x0","gasUsedRatio":null}` {
+	if got := mustCall(t, a.feeHistory, `"0x0"`, `"latest"`, `[]`); got != `{"oldestBlock":"0x0","gasUsedRatio":null}` {
 		t.Errorf("empty history = %s", got)
 	}
 	// With a snapshot, pending is the block after the head.
@@ -88,9 +88,10 @@ func TestFeeHistory(t *testing.T) {
 	}{
 		{[]string{`"0x1"`, `"latest"`, `[50,10]`}, rpc.CodeServer, "invalid reward percentile"},
 		{[]string{`"0x1"`, `"latest"`, `[101]`}, rpc.CodeServer, "invalid reward percentile"},
-		{[]string{`"0x1"`, `"0x9"`}, rpc.CodeServer, "request beyond head block"},
+		{[]string{`"0x1"`, `"0x9"`, `[]`}, rpc.CodeServer, "request beyond head block"},
 		{[]string{`"0x1"`}, rpc.CodeInvalidParams, "missing value"},
-		{[]string{`"x"`, `"latest"`}, rpc.CodeInvalidParams, ""},
+		{[]string{`"0x1"`, `"latest"`}, rpc.CodeInvalidParams, "missing value for required argument 2"},
+		{[]string{`"x"`, `"latest"`, `[]`}, rpc.CodeInvalidParams, ""},
 	} {
 		_, err := call(t, a.feeHistory, tc.params...)
 		var re rpc.Error
