@@ -41,6 +41,7 @@ type options struct {
 	Out         string        `json:"-"`
 	NoInstall   bool          `json:"-"`
 	Profile     bool          `json:"-"`
+	Sequencer   bool          `json:"preconf_sequencer"`
 	Keep        bool          `json:"-"`
 }
 
@@ -71,6 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.NoInstall, "no-install", false, "do not install missing peers (report them missing)")
 	fs.BoolVar(&o.Profile, "profile", false, "collect a CPU profile of preconf during each workload of the last round (into -out)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the scratch dir (node logs and data) after the run")
+	fs.BoolVar(&o.Sequencer, "preconf-sequencer", false, "run preconf with its sequencer (2 s blocks, 200 ms flashblocks) instead of --block-time 0, so pending reads are served from live pending snapshots")
 	list := fs.Bool("list", false, "list the workloads and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -162,7 +164,8 @@ func benchmark(o options, log io.Writer) (*report, error) {
 		defer os.RemoveAll(work)
 	}
 	e := &env{repo: repo, cache: o.Cache, work: work, genesis: filepath.Join(work, "genesis.json"),
-		install: !o.NoInstall, pprof: o.Profile, log: log}
+		install: !o.NoInstall, pprof: o.Profile, sequencer: o.Sequencer, log: log}
+	headMoves = o.Sequencer
 	if err := writeGenesis(e.genesis); err != nil {
 		return nil, err
 	}

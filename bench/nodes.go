@@ -56,7 +56,10 @@ type env struct {
 	genesis string // shared genesis file
 	install bool   // install missing peers
 	pprof   bool   // start preconf with its pprof listener
-	log     io.Writer
+	// sequencer runs preconf with its default block production (2 s
+	// blocks, 200 ms flashblocks): pending reads then hit live snapshots.
+	sequencer bool
+	log       io.Writer
 }
 
 var nodeKinds = map[string]nodeKind{
@@ -73,8 +76,13 @@ var nodeKinds = map[string]nodeKind{
 			return bin, nil
 		},
 		args: func(e *env, dir string) []string {
-			a := []string{"--datadir", dir, "--genesis", e.genesis, "--block-time", "0",
+			a := []string{"--datadir", dir, "--genesis", e.genesis,
 				"--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(portPreconf), "--log.level", "warn"}
+			if !e.sequencer {
+				// No blocks, no pending snapshot: "pending" reads resolve
+				// to the genesis state, as on the peers.
+				a = append(a, "--block-time", "0")
+			}
 			if e.pprof {
 				a = append(a, "--pprof", "--pprof.addr", fmt.Sprintf("127.0.0.1:%d", portPprof))
 			}
