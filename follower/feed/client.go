@@ -146,6 +146,7 @@ func (c *Client) session(ctx context.Context, deliver func(Received), connected 
 			c.Logger.Debug("bad flashblock frame", "err", err, "bytes", len(data))
 			continue
 		}
+		fb.Received = at
 		deliver(Received{FB: fb, At: at})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 	"unicode/utf8"
 
 	"github.com/andybalholm/brotli"
@@ -51,6 +52,9 @@ type Flashblock struct {
 	// Metadata is documented as unstable: kept raw and parsed leniently on
 	// demand (ParseMetadata); nothing here depends on it.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+
+	// Received is when the frame was read (set by Client; not on the wire).
+	Received time.Time `json:"-"`
 }
 
 // Base holds the block's header inputs (index 0 only).

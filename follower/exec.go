@@ -1,0 +1,331 @@
+package follower
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/trie"
+	"github.com/ethereum/go-ethereum/triedb"
+
+	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/pending"
+)
+
+// ErrInvalidFlashblock is a flashblock that cannot be applied on the
+// verified parent state (undecodable or unexecutable transaction, wrong
+// environment): the builder and the canonical chain disagree, or the builder
+// lies. Retrying cannot help; the block is dropped.
+var ErrInvalidFlashblock = errors.New("invalid flashblock")
+
+// executor re-executes flashblocks on the upstream's sealed state and
+// publishes the resulting snapshots. It is used by one goroutine.
+type executor struct {
+	config  *params.ChainConfig
+	shared  *remote.Shared
+	headers *headers
+	src     *pending.Source
+	signer  types.Signer
+	memdb   state.Database // empty: StateDBs read everything through their reader
+
+	blk *openBlock
+
+	// matches/mismatches count flashblocks whose re-executed block hash
+	// (with the builder's claimed state root) equals / differs from the
+	// builder's block_hash.
+	matches, mismatches atomic.Uint64
+}
+
+func newExecutor(config *params.ChainConfig, sh *remote.Shared, hs *headers, src *pending.Source) *executor {
+	db := rawdb.NewMemoryDatabase()
+	return &executor{
+		config: config, shared: sh, headers: hs, src: src,
+		signer: types.LatestSigner(config),
+		memdb:  state.NewDatabase(triedb.NewDatabase(db, nil), state.NewCodeDB(db)),
+	}
+}
+
+// openBlock is the pending block being re-executed.
+type openBlock struct {
+	payload  feed.PayloadID
+	parent   *types.Header
+	header   *types.Header // environment; cumulative fields set per flashblock
+	base     *remote.State
+	statedb  *state.StateDB
+	evm      *vm.EVM
+	gp       *core.GasPool
+	txs      types.Transactions
+	receipts types.Receipts
+	bloom    types.Bloom
+	blobGas  uint64
+	applied  int // flashblocks applied
+	state    *pending.State
+	touched  *touched
+}
+
+// clear drops the pending block (nothing is pending until the next one).
+func (e *executor) clear() {
+	if e.blk != nil || e.src.Current() != nil {
+		e.blk = nil
+		e.src.Publish(nil)
+	}
+}
+
+// sync makes the published pending state the result of executing fbs on
+// parent: it continues the open block when fbs extends it, otherwise starts
+// over. onPublish is called after each snapshot is published.
+func (e *executor) sync(parent *types.Header, fbs []*feed.Flashblock, onPublish func(*pending.Snapshot)) error {
+	if len(fbs) == 0 {
+		e.clear()
+		return nil
+	}
+	b := e.blk
+	if b == nil || b.payload != fbs[0].PayloadID || b.parent.Hash() != parent.Hash() || b.applied > len(fbs) {
+		var err error
+		if b, err = e.open(parent, fbs[0]); err != nil {
+			e.clear()
+			return err
+		}
+		e.blk = b
+	}
+	for b.applied < len(fbs) {
+		snap, err := e.apply(b, fbs[b.applied])
+		if err != nil {
+			e.clear()
+			return err
+		}
+		e.src.Publish(snap)
+		if onPublish != nil {
+			onPublish(snap)
+		}
+	}
+	return nil
+}
+
+// open starts re-executing a block from its index-0 environment.
+func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, error) {
+	base := fb.Base
+	if base == nil {
+		return nil, fmt.Errorf("%w: index 0 without base", ErrInvalidFlashblock)
+	}
+	number := new(big.Int).Add(parent.Number, common.Big1)
+	if uint64(base.BlockNumber) != number.Uint64() || base.ParentHash != parent.Hash() {
+		return nil, fmt.Errorf("%w: block %d on %s does not follow head %d (%s)", ErrInvalidFlashblock, base.BlockNumber, base.ParentHash, parent.Number, parent.Hash())
+	}
+	if uint64(base.Timestamp) <= parent.Time {
+		return nil, fmt.Errorf("%w: timestamp %d not after the parent's %d", ErrInvalidFlashblock, base.Timestamp, parent.Time)
+	}
+	header := &types.Header{
+		ParentHash:  parent.Hash(),
+		UncleHash:   types.EmptyUncleHash,
+		Coinbase:    base.FeeRecipient,
+		Number:      number,
+		GasLimit:    uint64(base.GasLimit),
+		Time:        uint64(base.Timestamp),
+		Extra:       common.CopyBytes(base.ExtraData),
+		MixDigest:   base.PrevRandao,
+		Difficulty:  new(big.Int),
+		BaseFee:     new(big.Int).Set(base.BaseFeePerGas.ToInt()),
+		TxHash:      types.EmptyTxsHash,
+		ReceiptHash: types.EmptyReceiptsHash,
+	}
+	if e.config.IsShanghai(number, header.Time) {
+		header.WithdrawalsHash = &types.EmptyWithdrawalsHash
+	}
+	if e.config.IsCancun(number, header.Time) {
+		var excess uint64
+		if e.config.IsCancun(parent.Number, parent.Time) {
+			excess = eip4844.CalcExcessBlobGas(e.config, parent, header.Time)
+		}
+		header.ExcessBlobGas = &excess
+		header.BlobGasUsed = new(uint64)
+		root := base.ParentBeaconBlockRoot
+		header.ParentBeaconRoot = &root
+	}
+	if e.config.IsPrague(number, header.Time) {
+		header.RequestsHash = &types.EmptyRequestsHash
+	}
+	st := e.shared.NewState(parent)
+	statedb, err := state.NewWithReader(parent.Root, e.memdb, st)
+	if err != nil {
+		return nil, err
+	}
+	t := newTouched()
+	coinbase := header.Coinbase
+	evm := vm.NewEVM(core.NewEVMBlockContext(header, e.headers, &coinbase), state.NewHookedState(statedb, t.hooks()), e.config, vm.Config{})
+	b := &openBlock{
+		payload: fb.PayloadID, parent: parent, header: header, base: st, statedb: statedb, evm: evm,
+		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(st), touched: t,
+	}
+	// EIP-4788 beacon root and EIP-2935 parent hash system calls, as the
+	// block's builder runs them before its first transaction.
+	st.Prefetch([]common.Address{coinbase, params.BeaconRootsAddress, params.HistoryStorageAddress})
+	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, e.config, evm, number, header.Time)
+	if err := upstreamErr(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// upstreamErr reports a read of the parent state that failed (the
+// execution's results are then meaningless, but a retry may succeed).
+func upstreamErr(b *openBlock) error {
+	if err := b.statedb.Error(); err != nil {
+		return err
+	}
+	return b.base.CodeErr()
+}
+
+// decodeTxs decodes a flashblock's transactions and recovers their senders
+// in parallel (the costliest step for large flashblocks).
+func (e *executor) decodeTxs(raws [][]byte) (types.Transactions, []common.Address, error) {
+	txs := make(types.Transactions, len(raws))
+	for i, raw := range raws {
+		tx := new(types.Transaction)
+		if err := tx.UnmarshalBinary(raw); err != nil {
+			return nil, nil, fmt.Errorf("%w: transaction %d: %v", ErrInvalidFlashblock, i, err)
+		}
+		txs[i] = tx
+	}
+	senders := make([]common.Address, len(txs))
+	errs := make([]error, len(txs))
+	workers := min(runtime.GOMAXPROCS(0), (len(txs)+15)/16)
+	if workers <= 1 {
+		for i, tx := range txs {
+			senders[i], errs[i] = types.Sender(e.signer, tx)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(txs); i += workers {
+					senders[i], errs[i] = types.Sender(e.signer, txs[i])
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	for i, err := range errs {
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: transaction %d sender: %v", ErrInvalidFlashblock, i, err)
+		}
+	}
+	return txs, senders, nil
+}
+
+// apply executes one flashblock's new transactions on the open block and
+// returns the snapshot showing it.
+func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, error) {
+	raws := make([][]byte, len(fb.Diff.Transactions))
+	for i, r := range fb.Diff.Transactions {
+		raws[i] = r
+	}
+	txs, senders, err := e.decodeTxs(raws)
+	if err != nil {
+		return nil, err
+	}
+	// Fetch every account the flashblock obviously touches in one request.
+	want := make([]common.Address, 0, 2*len(txs))
+	for i, tx := range txs {
+		want = append(want, senders[i])
+		if to := tx.To(); to != nil {
+			want = append(want, *to)
+		}
+	}
+	if err := b.base.Prefetch(want); err != nil {
+		return nil, err
+	}
+	first := len(b.txs)
+	for i, tx := range txs {
+		msg, err := core.TransactionToMessage(tx, e.signer, b.header.BaseFee)
+		if err != nil {
+			return nil, fmt.Errorf("%w: transaction %s: %v", ErrInvalidFlashblock, tx.Hash(), err)
+		}
+		idx := len(b.txs)
+		b.statedb.SetTxContext(tx.Hash(), idx, uint32(idx+1))
+		receipt, _, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
+		if uerr := upstreamErr(b); uerr != nil {
+			return nil, uerr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: transaction %d (%s) of flashblock %d: %v", ErrInvalidFlashblock, i, tx.Hash(), fb.Index, err)
+		}
+		b.txs = append(b.txs, tx)
+		b.receipts = append(b.receipts, receipt)
+	}
+	return e.snapshot(b, fb, first), nil
+}
+
+// snapshot assembles the pending view after the open block's latest
+// flashblock (whose transactions start at index first).
+func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) *pending.Snapshot {
+	h := types.CopyHeader(b.header)
+	// The follower holds no trie: the state root is the builder's claim.
+	// Everything else in the header comes from the re-execution.
+	h.Root = fb.Diff.StateRoot
+	h.GasUsed = b.gp.Used()
+	if len(b.txs) > 0 {
+		h.TxHash = types.DeriveSha(b.txs, trie.NewStackTrie(nil))
+		h.ReceiptHash = types.DeriveSha(b.receipts, trie.NewStackTrie(nil))
+	}
+	for _, r := range b.receipts[first:] {
+		for _, l := range r.Logs {
+			b.bloom.Add(l.Address.Bytes())
+			for _, t := range l.Topics {
+				b.bloom.Add(t.Bytes())
+			}
+		}
+		b.blobGas += r.BlobGasUsed
+	}
+	h.Bloom = b.bloom
+	if h.BlobGasUsed != nil {
+		used := b.blobGas
+		h.BlobGasUsed = &used
+	}
+	hash := h.Hash()
+	if hash == fb.Diff.BlockHash {
+		e.matches.Add(1)
+	} else {
+		e.mismatches.Add(1)
+	}
+	for _, r := range b.receipts[first:] {
+		r.BlockHash = hash
+		for _, l := range r.Logs {
+			l.BlockHash = hash
+		}
+	}
+	diff := b.touched.collect(b.statedb)
+	b.state = b.state.With(diff)
+	n := len(b.txs)
+	snap := &pending.Snapshot{
+		Parent:    b.parent,
+		Header:    h,
+		Index:     fb.Index,
+		PayloadID: b.payload,
+		NewTxs:    n - first,
+		Diff:      diff,
+		Txs:       b.txs[:n:n],
+		Receipts:  b.receipts[:n:n],
+		State:     b.state,
+	}
+	if h.WithdrawalsHash != nil {
+		snap.Withdrawals = types.Withdrawals{}
+	}
+	b.applied++
+	return snap.Seal()
+}

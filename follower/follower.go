@@ -1,0 +1,322 @@
+// Package follower runs preconf next to an existing execution node: it
+// follows a flashblocks feed, re-executes every flashblock's transactions on
+// the upstream node's latest sealed state (read lazily over JSON-RPC,
+// verified with proofs), and publishes the result as pending snapshots. It
+// never writes a chain; sealed data always comes from the upstream.
+package follower
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/pending"
+)
+
+// Config says what to follow.
+type Config struct {
+	// Upstream is the execution node's HTTP JSON-RPC URL.
+	Upstream string
+	// Feed is the flashblocks websocket URL.
+	Feed string
+	// Chain is the chain's configuration (forks); its chain id must be the
+	// upstream's.
+	Chain *params.ChainConfig
+	// Proofs says how upstream state reads are verified (default: proofs
+	// when the upstream offers eth_getProof).
+	Proofs remote.Proofs
+	// PollInterval is how often the upstream's head is polled (default
+	// 100 ms); a flashblock for a newer block also triggers a poll.
+	PollInterval time.Duration
+	// Ahead is how many blocks past the next one are buffered (default 3).
+	Ahead int
+	// UpstreamTimeout bounds one upstream request (default 10 s).
+	UpstreamTimeout time.Duration
+	// Feed connection: backoff bounds and ping interval (defaults 1 s, 10 s, 10 s).
+	MinBackoff, MaxBackoff, PingInterval time.Duration
+	Logger                               *slog.Logger
+}
+
+// Follower follows one feed over one upstream and publishes to a pending
+// source.
+type Follower struct {
+	cfg     Config
+	log     *slog.Logger
+	client  *remote.Client
+	shared  *remote.Shared
+	headers *headers
+	src     *pending.Source
+	feed    *feed.Client
+	metrics *feed.Metrics
+	tracker *feed.Tracker
+	exec    *executor
+	lat     latencies
+
+	events  chan event
+	pollNow chan struct{}
+	head    atomic.Pointer[remote.Head] // latest canonical head seen
+
+	mu        sync.Mutex
+	headErr   error
+	execErr   error
+	execFails uint64
+	invalid   uint64
+	published atomic.Uint64
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+type event struct {
+	fb    *feed.Flashblock
+	head  *remote.Head
+	reset bool
+}
+
+// New checks the configuration and the upstream's chain id; it does not
+// start following yet.
+func New(cfg Config, src *pending.Source) (*Follower, error) {
+	if cfg.Upstream == "" {
+		return nil, errors.New("follower: no upstream URL")
+	}
+	if cfg.Feed == "" {
+		return nil, errors.New("follower: no flashblocks feed URL")
+	}
+	if cfg.Chain == nil || cfg.Chain.ChainID == nil {
+		return nil, errors.New("follower: no chain configuration")
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 100 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	client := remote.NewClient(cfg.Upstream, cfg.UpstreamTimeout)
+	sh := remote.NewShared(client, cfg.Proofs)
+	if cfg.UpstreamTimeout > 0 {
+		sh.Timeout = cfg.UpstreamTimeout
+	}
+	hs := newHeaders(client, cfg.Chain)
+	m := new(feed.Metrics)
+	f := &Follower{
+		cfg: cfg, log: cfg.Logger, client: client, shared: sh, headers: hs, src: src, metrics: m,
+		tracker: feed.NewTracker(cfg.Ahead, m),
+		exec:    newExecutor(cfg.Chain, sh, hs, src),
+		events:  make(chan event, 1024),
+		pollNow: make(chan struct{}, 1),
+		feed: &feed.Client{
+			URL: cfg.Feed, MinBackoff: cfg.MinBackoff, MaxBackoff: cfg.MaxBackoff,
+			PingInterval: cfg.PingInterval, Metrics: m, Logger: cfg.Logger,
+		},
+	}
+	return f, nil
+}
+
+// CheckUpstream asks the upstream for its chain id and head; it fails when
+// the upstream is unreachable or serves another chain.
+func (f *Follower) CheckUpstream(ctx context.Context) error {
+	var id hexutilBig
+	if err := f.client.Call(ctx, &id, "eth_chainId"); err != nil {
+		return fmt.Errorf("upstream %s: %w", f.cfg.Upstream, err)
+	}
+	if id.Int().Cmp(f.cfg.Chain.ChainID) != 0 {
+		return fmt.Errorf("upstream %s serves chain %s, the configured chain is %s (pass --genesis)", f.cfg.Upstream, id.Int(), f.cfg.Chain.ChainID)
+	}
+	h, err := f.client.HeadByNumber(ctx, "latest")
+	if err != nil {
+		return fmt.Errorf("upstream %s head: %w", f.cfg.Upstream, err)
+	}
+	if h == nil {
+		return fmt.Errorf("upstream %s has no latest block", f.cfg.Upstream)
+	}
+	f.setHead(h)
+	return nil
+}
+
+// Start runs the feed client, the head poller and the executor in the
+// background until Stop.
+func (f *Follower) Start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel = cancel
+	f.wg.Add(3)
+	go func() {
+		defer f.wg.Done()
+		f.feed.Run(ctx, func(r feed.Received) {
+			select {
+			case f.events <- event{fb: r.FB}:
+			case <-ctx.Done():
+			}
+		}, func() {
+			select {
+			case f.events <- event{reset: true}:
+			case <-ctx.Done():
+			}
+		})
+	}()
+	go func() { defer f.wg.Done(); f.pollHeads(ctx) }()
+	go func() { defer f.wg.Done(); f.loop(ctx) }()
+}
+
+// Stop ends following and waits for the goroutines.
+func (f *Follower) Stop() error {
+	if f.cancel != nil {
+		f.cancel()
+		f.wg.Wait()
+		f.cancel = nil
+	}
+	return nil
+}
+
+// Client is the upstream client.
+func (f *Follower) Client() *remote.Client { return f.client }
+
+// Shared is the upstream state readers' shared part.
+func (f *Follower) Shared() *remote.Shared { return f.shared }
+
+// Head is the latest canonical header seen on the upstream (nil before the
+// first).
+func (f *Follower) Head() *types.Header {
+	if h := f.head.Load(); h != nil {
+		return h.Header
+	}
+	return nil
+}
+
+func (f *Follower) setHead(h *remote.Head) {
+	f.headers.setHead(h.Header)
+	f.head.Store(h)
+}
+
+// ChainContext serves headers (by hash from a cache) for BLOCKHASH.
+func (f *Follower) ChainContext() *headers { return f.headers }
+
+func (f *Follower) pollHeads(ctx context.Context) {
+	t := time.NewTicker(f.cfg.PollInterval)
+	defer t.Stop()
+	var last *remote.Head
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-f.pollNow:
+		}
+		h, err := f.client.HeadByNumber(ctx, "latest")
+		if err == nil && h == nil {
+			err = errors.New("upstream has no latest block")
+		}
+		f.mu.Lock()
+		prev := f.headErr
+		f.headErr = err
+		f.mu.Unlock()
+		if err != nil {
+			if prev == nil && ctx.Err() == nil {
+				f.log.Warn("upstream head unavailable", "upstream", f.cfg.Upstream, "err", err)
+			}
+			continue
+		}
+		if prev != nil {
+			f.log.Info("upstream head available again", "upstream", f.cfg.Upstream, "number", h.Header.Number)
+		}
+		if last != nil && last.Header.Hash() == h.Header.Hash() {
+			continue
+		}
+		last = h
+		select {
+		case f.events <- event{head: h}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (f *Follower) loop(ctx context.Context) {
+	if h := f.head.Load(); h != nil {
+		f.tracker.Head(trackerHead(h))
+	}
+	for {
+		var ev event
+		select {
+		case <-ctx.Done():
+			return
+		case ev = <-f.events:
+		}
+		switch {
+		case ev.reset:
+			f.tracker.Reset()
+		case ev.head != nil:
+			f.setHead(ev.head)
+			out := f.tracker.Head(trackerHead(ev.head))
+			if out == feed.Reorg {
+				f.log.Warn("reorg: the sealed block differs from the pre-confirmed one", "number", ev.head.Header.Number, "hash", ev.head.Header.Hash())
+			}
+		case ev.fb != nil:
+			out := f.tracker.Flashblock(ev.fb)
+			if ev.fb.Index == 0 && (out == feed.Buffered || out == feed.TooFar) {
+				select { // the upstream may already have the parent: ask now
+				case f.pollNow <- struct{}{}:
+				default:
+				}
+			}
+			if out != feed.Accepted {
+				// Nothing pending changed, unless a drop cleared it.
+				if out != feed.Gap && out != feed.Unknown {
+					continue
+				}
+			}
+		}
+		f.syncPending(ev.fb)
+	}
+}
+
+func trackerHead(h *remote.Head) feed.Head {
+	return feed.Head{Number: h.Header.Number.Uint64(), Hash: h.Header.Hash(), ParentHash: h.Header.ParentHash, Txs: h.Txs}
+}
+
+// syncPending re-executes what the tracker says is pending and publishes it.
+// trigger is the flashblock that caused it, if any (for latency).
+func (f *Follower) syncPending(trigger *feed.Flashblock) {
+	head, fbs, ok := f.tracker.Pending()
+	if !ok {
+		f.exec.sync(nil, nil, nil)
+		return
+	}
+	parent := f.headers.cached(head.Hash)
+	if parent == nil {
+		f.exec.sync(nil, nil, nil)
+		return
+	}
+	err := f.exec.sync(parent, fbs, func(s *pending.Snapshot) {
+		f.published.Add(1)
+		if trigger != nil && s.Index == trigger.Index && s.PayloadID == trigger.PayloadID && !trigger.Received.IsZero() {
+			f.lat.add(time.Since(trigger.Received))
+		}
+	})
+	f.mu.Lock()
+	f.execErr = err
+	f.mu.Unlock()
+	if err == nil {
+		return
+	}
+	if errors.Is(err, ErrInvalidFlashblock) {
+		f.mu.Lock()
+		f.invalid++
+		f.mu.Unlock()
+		f.tracker.Drop(fbs[0].PayloadID)
+		f.log.Warn("dropping pending block: flashblock does not apply on the sealed state", "payload", fbs[0].PayloadID, "err", err)
+		return
+	}
+	f.mu.Lock()
+	f.execFails++
+	f.mu.Unlock()
+	f.log.Warn("re-execution failed (will retry)", "err", err)
+}

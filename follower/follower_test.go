@@ -1,0 +1,308 @@
+package follower
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/pending"
+)
+
+type snapKey struct {
+	payload [8]byte
+	index   uint64
+}
+
+// recorder keeps every snapshot the sequencer publishes.
+type recorder struct {
+	mu    sync.Mutex
+	snaps map[snapKey]*pending.Snapshot
+	n     atomic.Int64
+}
+
+func record(t *testing.T, src *pending.Source) *recorder {
+	r := &recorder{snaps: make(map[snapKey]*pending.Snapshot)}
+	ch, stop := src.Subscribe(1 << 14)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-ch:
+				if s != nil {
+					r.mu.Lock()
+					r.snaps[snapKey{s.PayloadID, s.Index}] = s
+					r.mu.Unlock()
+					r.n.Add(1)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { stop(); close(done) })
+	return r
+}
+
+func (r *recorder) get(k snapKey) *pending.Snapshot {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r.mu.Lock()
+		s := r.snaps[k]
+		r.mu.Unlock()
+		if s != nil || time.Now().After(deadline) {
+			return s
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// checker compares every snapshot a follower publishes with the
+// sequencer's snapshot of the same flashblock.
+type checker struct {
+	name     string
+	compared atomic.Int64
+	withTxs  atomic.Int64
+	mu       sync.Mutex
+	errs     []error
+}
+
+func (c *checker) fail(err error) {
+	c.mu.Lock()
+	c.errs = append(c.errs, err)
+	c.mu.Unlock()
+}
+
+func (c *checker) errors() []error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]error(nil), c.errs...)
+}
+
+func check(t *testing.T, name string, src *pending.Source, seq *recorder) *checker {
+	c := &checker{name: name}
+	ch, stop := src.Subscribe(1 << 14)
+	done := make(chan struct{})
+	go func() {
+		for {
+			var s *pending.Snapshot
+			select {
+			case s = <-ch:
+			case <-done:
+				return
+			}
+			if s == nil {
+				continue
+			}
+			want := seq.get(snapKey{s.PayloadID, s.Index})
+			if want == nil {
+				c.fail(fmt.Errorf("%s: flashblock %x/%d unknown to the sequencer", name, s.PayloadID, s.Index))
+				continue
+			}
+			if s.Header.Hash() != want.Header.Hash() || len(s.Txs) != len(want.Txs) || s.Parent.Hash() != want.Parent.Hash() {
+				c.fail(fmt.Errorf("%s: block %d flashblock %d: header %s (%d txs), sequencer %s (%d txs)", name, s.Header.Number, s.Index, s.Header.Hash(), len(s.Txs), want.Header.Hash(), len(want.Txs)))
+				continue
+			}
+			for i, r := range s.Receipts {
+				w := want.Receipts[i]
+				if r.Status != w.Status || r.CumulativeGasUsed != w.CumulativeGasUsed || len(r.Logs) != len(w.Logs) || r.TxHash != w.TxHash {
+					c.fail(fmt.Errorf("%s: receipt %d differs", name, i))
+				}
+			}
+			if err := sameState(s.State, want.State); err != nil {
+				c.fail(fmt.Errorf("%s: block %d flashblock %d: %w", name, s.Header.Number, s.Index, err))
+				continue
+			}
+			c.compared.Add(1)
+			if len(s.Txs) > 0 {
+				c.withTxs.Add(1)
+			}
+		}
+	}()
+	t.Cleanup(func() { stop(); close(done) })
+	return c
+}
+
+func startFollower(t *testing.T, n *node.Node, upstream, feedURL string) (*Follower, *pending.Source) {
+	t.Helper()
+	src := new(pending.Source)
+	f, err := New(Config{
+		Upstream: upstream, Feed: feedURL, Chain: n.Chain.Config(),
+		PollInterval: 20 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+		PingInterval: time.Second, UpstreamTimeout: 2 * time.Second,
+	}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CheckUpstream(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f.Start()
+	t.Cleanup(func() { f.Stop() })
+	return f, src
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// traffic sends transactions until stop is closed.
+func traffic(t *testing.T, s *sender, stop <-chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var n uint64
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(15 * time.Millisecond):
+			}
+			n++
+			if err := s.send(int(n)%len(s.keys), n%3 == 0, n); err != nil {
+				t.Errorf("send: %v", err)
+				return
+			}
+		}
+	}()
+	return &wg
+}
+
+func noErrors(t *testing.T, cs ...*checker) {
+	t.Helper()
+	for _, c := range cs {
+		for _, err := range c.errors() {
+			t.Error(err)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// TestFollowersMatchSequencer runs a sequencing dev node, two followers (one
+// behind a fault-injecting feed proxy and a killable upstream proxy, one
+// direct with brotli frames), streams transactions, and checks after every
+// flashblock each follower publishes that its pending state equals the
+// sequencer's; then it drops, duplicates and reorders feed messages, kills
+// and restarts the feed, and kills the upstream, checking the errors and the
+// recovery.
+func TestFollowersMatchSequencer(t *testing.T) {
+	n, feedURL := sequencerNode(t, time.Second, 100*time.Millisecond)
+	seq := record(t, n.Pending)
+	proxy := newFaultProxy(t, feedURL)
+	up := newSwitchProxy(t, n.URL())
+	f1, src1 := startFollower(t, n, up.srv.URL, proxy.url())
+	f2, src2 := startFollower(t, n, n.URL(), feedURL+"?compress=brotli")
+	c1 := check(t, "follower1", src1, seq)
+	c2 := check(t, "follower2", src2, seq)
+
+	s := newSender(t, n.URL(), n.Chain.Config().ChainID, 6)
+	stop := make(chan struct{})
+	wg := traffic(t, s, stop)
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		wg.Wait()
+	}()
+
+	// 1. clean streaming
+	waitFor(t, "both followers to match 20 flashblocks with transactions", 60*time.Second, func() bool {
+		return c1.withTxs.Load() >= 20 && c2.withTxs.Load() >= 20
+	})
+	noErrors(t, c1, c2)
+
+	// 2. dropped, duplicated and reordered messages
+	m := f1.metrics
+	proxy.setFault(func(i int) string {
+		switch {
+		case i%13 == 0:
+			return "drop"
+		case i%7 == 0:
+			return "dup"
+		case i%11 == 0:
+			return "hold"
+		}
+		return ""
+	})
+	waitFor(t, "gaps and duplicates to be seen", 60*time.Second, func() bool {
+		return m.Get(feed.Gap) >= 2 && m.Get(feed.Duplicate) >= 2
+	})
+	proxy.setFault(nil)
+	mark := c1.withTxs.Load()
+	waitFor(t, "follower1 to match again after faults", 60*time.Second, func() bool { return c1.withTxs.Load() >= mark+5 })
+	noErrors(t, c1, c2)
+
+	// 3. the feed dies and comes back
+	proxy.refuse.Store(true)
+	proxy.kill()
+	waitFor(t, "a clear feed error", 30*time.Second, func() bool {
+		st := f1.Status()
+		return !st.FeedConnected && st.FeedError != ""
+	})
+	t.Logf("feed down: %s", f1.Status().FeedError)
+	proxy.refuse.Store(false)
+	connects := m.Connects.Load()
+	waitFor(t, "the feed to reconnect", 30*time.Second, func() bool { return m.Connects.Load() > connects })
+	mark = c1.withTxs.Load()
+	waitFor(t, "follower1 to match after the feed restart", 60*time.Second, func() bool { return c1.withTxs.Load() >= mark+5 })
+
+	// 4. the upstream dies and comes back
+	up.down.Store(true)
+	waitFor(t, "a clear upstream error", 30*time.Second, func() bool {
+		return strings.Contains(f1.Status().UpstreamError, "upstream unavailable")
+	})
+	t.Logf("upstream down: %s", f1.Status().UpstreamError)
+	// Pending reads that need the upstream fail with a clear error.
+	waitFor(t, "an unverifiable read to fail clearly", 30*time.Second, func() bool {
+		snap := src1.Current()
+		if snap == nil {
+			return true // nothing pending is served without an upstream
+		}
+		_, err := snap.State.Base().Account(freshAddress())
+		return err != nil && strings.Contains(err.Error(), "upstream unavailable")
+	})
+	up.down.Store(false)
+	waitFor(t, "the upstream error to clear", 30*time.Second, func() bool { return f1.Status().UpstreamError == "" })
+	mark = c1.withTxs.Load()
+	waitFor(t, "follower1 to match after the upstream restart", 60*time.Second, func() bool { return c1.withTxs.Load() >= mark+5 })
+
+	close(stop)
+	wg.Wait()
+	noErrors(t, c1, c2)
+	for _, f := range []*Follower{f1, f2} {
+		st := f.Status()
+		t.Logf("%s: compared=%v latency=%v counters=%v", f.cfg.Feed, st.Pending, st.LatencyMs, st.Counters)
+	}
+	t.Logf("sequencer published %d snapshots; follower1 matched %d (%d with txs), follower2 matched %d (%d with txs)",
+		seq.n.Load(), c1.compared.Load(), c1.withTxs.Load(), c2.compared.Load(), c2.withTxs.Load())
+	if st := f2.Status(); st.Counters["gap"] != 0 || st.Counters["invalid"] != 0 || st.Counters["exec_invalid_flashblocks"] != 0 {
+		t.Errorf("the unfaulted follower saw faults: %v", st.Counters)
+	}
+}
+
+var freshN atomic.Uint64
+
+// freshAddress is an address no cache holds yet.
+func freshAddress() common.Address {
+	n := freshN.Add(1)
+	return common.Address{0xfe, byte(n >> 8), 19: byte(n)}
+}

@@ -1,0 +1,82 @@
+package follower
+
+import (
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+)
+
+// Status is the follower's health, for operators and tests.
+type Status struct {
+	Upstream      string            `json:"upstream"`
+	UpstreamError string            `json:"upstreamError,omitempty"`
+	Feed          string            `json:"feed"`
+	FeedConnected bool              `json:"feedConnected"`
+	FeedError     string            `json:"feedError,omitempty"`
+	Head          hexutil.Uint64    `json:"head"`
+	HeadHash      common.Hash       `json:"headHash"`
+	Pending       *PendingStatus    `json:"pending"`
+	ExecError     string            `json:"execError,omitempty"`
+	Proofs        string            `json:"proofs"`
+	Counters      map[string]uint64 `json:"counters"`
+	// LatencyMs are the received → visible quantiles over the last samples.
+	LatencyMs map[string]float64 `json:"latencyMs"`
+}
+
+// PendingStatus describes the published pending block.
+type PendingStatus struct {
+	Number hexutil.Uint64 `json:"number"`
+	Index  hexutil.Uint64 `json:"index"`
+	Txs    int            `json:"transactions"`
+	Hash   common.Hash    `json:"hash"`
+}
+
+// Status reports the follower's state.
+func (f *Follower) Status() Status {
+	st := Status{Upstream: f.cfg.Upstream, Feed: f.cfg.Feed, Counters: f.metrics.Snapshot()}
+	connected, ferr := f.feed.Status()
+	st.FeedConnected = connected
+	if ferr != nil && !connected {
+		st.FeedError = ferr.Error()
+	}
+	f.mu.Lock()
+	if f.headErr != nil {
+		st.UpstreamError = f.headErr.Error()
+	}
+	if f.execErr != nil {
+		st.ExecError = f.execErr.Error()
+	}
+	st.Counters["exec_retryable_failures"] = f.execFails
+	st.Counters["exec_invalid_flashblocks"] = f.invalid
+	f.mu.Unlock()
+	if h := f.Head(); h != nil {
+		st.Head, st.HeadHash = hexutil.Uint64(h.Number.Uint64()), h.Hash()
+	}
+	if s := f.src.Current(); s != nil && s.Header != nil {
+		st.Pending = &PendingStatus{Number: hexutil.Uint64(s.Header.Number.Uint64()), Index: hexutil.Uint64(s.Index), Txs: len(s.Txs), Hash: s.Header.Hash()}
+	}
+	st.Counters["published"] = f.published.Load()
+	st.Counters["upstream_requests"] = f.client.Requests.Load()
+	st.Counters["upstream_calls"] = f.client.Calls.Load()
+	st.Counters["upstream_failures"] = f.client.Failures.Load()
+	st.Counters["state_fetches"] = f.shared.Fetches.Load()
+	st.Counters["state_cache_hits"] = f.shared.Hits.Load()
+	st.Counters["proofs_verified"] = f.shared.Verified.Load()
+	st.Counters["block_hash_match"] = f.exec.matches.Load()
+	st.Counters["block_hash_mismatch"] = f.exec.mismatches.Load()
+	switch f.shared.Mode() {
+	case 0:
+		st.Proofs = "auto"
+	case 1:
+		st.Proofs = "required"
+	default:
+		st.Proofs = "off"
+	}
+	q, n := f.lat.quantiles(0.5, 0.99, 1)
+	st.Counters["latency_samples"] = n
+	st.LatencyMs = map[string]float64{"p50": ms(q[0]), "p99": ms(q[1]), "max": ms(q[2])}
+	return st
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
