@@ -415,3 +415,19 @@ func BenchmarkSealedBlockFullTx(b *testing.B) {
 		}
 	}
 }
+
+// A pre-confirmed transaction whose receipt the snapshot does not hold yet
+// is found, and its receipt is null rather than an error.
+func TestPreconfirmedWithoutReceipt(t *testing.T) {
+	f := newReadsFixture(t)
+	snap, tx := f.publishPending(t)
+	bare := *snap
+	bare.Receipts = nil
+	f.src.Publish((&bare).Seal())
+	if got := mustCall(t, f.api.getTransactionByHash, quoted(tx.Hash().Hex())); got == "null" {
+		t.Error("pre-confirmed tx not found")
+	}
+	if got := mustCall(t, f.api.getTransactionReceipt, quoted(tx.Hash().Hex())); got != "null" {
+		t.Errorf("receipt = %s, want null", got)
+	}
+}

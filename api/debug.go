@@ -84,11 +84,11 @@ func (a *API) debugGetRawTransaction(_ context.Context, p rpc.Params) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	tx, _, _, ok := a.lookupTx(hash)
+	found, ok := a.lookupTx(hash)
 	if !ok {
 		return hexutil.Bytes(nil), nil
 	}
-	enc, err := tx.MarshalBinary()
+	enc, err := found.tx.MarshalBinary()
 	if err != nil {
 		return nil, &rpc.ServerError{Msg: err.Error()}
 	}

@@ -13,19 +13,21 @@ func (a *API) getTransactionReceipt(_ context.Context, p rpc.Params) (any, error
 	if err != nil {
 		return nil, err
 	}
-	tx, receipt, loc, ok := a.lookupTx(hash)
+	found, ok := a.lookupTx(hash)
 	if !ok {
 		return nil, nil
 	}
-	if receipt == nil {
-		if receipt, err = a.chain.BlockChain().GetCanonicalReceipt(tx, loc.BlockHash, loc.Number, loc.Index); err != nil {
+	receipt := found.receipt
+	if !found.preconfirmed {
+		loc := found.loc
+		if receipt, err = a.chain.BlockChain().GetCanonicalReceipt(found.tx, loc.BlockHash, loc.Number, loc.Index); err != nil {
 			return nil, &rpc.ServerError{Msg: err.Error()}
 		}
-		if receipt == nil {
-			return nil, nil
-		}
 	}
-	return json.RawMessage(appendReceipt(make([]byte, 0, 1600+400*len(receipt.Logs)), receipt, tx, loc, a.signer())), nil
+	if receipt == nil {
+		return nil, nil
+	}
+	return json.RawMessage(appendReceipt(make([]byte, 0, 1600+400*len(receipt.Logs)), receipt, found.tx, found.loc, a.signer())), nil
 }
 
 func (a *API) getBlockReceipts(_ context.Context, p rpc.Params) (any, error) {

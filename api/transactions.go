@@ -19,28 +19,37 @@ func (a *API) signer() types.Signer {
 	return a.cache.signer
 }
 
+// foundTx is a transaction found by hash and where it sits.
+type foundTx struct {
+	tx  *types.Transaction
+	loc txLoc
+	// preconfirmed: the transaction is in the pending snapshot; receipt is
+	// then its pre-confirmation receipt (nil if the snapshot has none yet).
+	preconfirmed bool
+	receipt      *types.Receipt
+}
+
 // lookupTx finds a transaction by hash: first among the pre-confirmed ones
-// of the current pending snapshot, then in the sealed chain. loc is where it
-// sits; receipt is set only for pre-confirmed transactions.
-func (a *API) lookupTx(hash common.Hash) (tx *types.Transaction, receipt *types.Receipt, loc txLoc, found bool) {
+// of the current pending snapshot, then in the sealed chain.
+func (a *API) lookupTx(hash common.Hash) (foundTx, bool) {
 	if snap := a.pendingSnapshot(); snap != nil {
 		if tx, r, i, ok := snap.Tx(hash); ok {
 			// The header's hash is the pending block's (no need to
 			// assemble the block for it).
 			h := snap.Header
-			return tx, r, txLoc{BlockHash: a.pendingBlockHash(snap), Number: h.Number.Uint64(), Time: h.Time, Index: uint64(i), BaseFee: h.BaseFee}, true
+			loc := txLoc{BlockHash: a.pendingBlockHash(snap), Number: h.Number.Uint64(), Time: h.Time, Index: uint64(i), BaseFee: h.BaseFee}
+			return foundTx{tx: tx, loc: loc, preconfirmed: true, receipt: r}, true
 		}
 	}
 	tx, blockHash, number, index, ok := a.chain.TxLookup(hash)
 	if !ok {
-		return nil, nil, txLoc{}, false
+		return foundTx{}, false
 	}
 	h := a.chain.HeaderByHash(blockHash)
 	if h == nil {
-		return nil, nil, txLoc{}, false
+		return foundTx{}, false
 	}
-	loc = txLoc{BlockHash: blockHash, Number: number, Time: h.Time, Index: index, BaseFee: h.BaseFee}
-	return tx, nil, loc, true
+	return foundTx{tx: tx, loc: txLoc{BlockHash: blockHash, Number: number, Time: h.Time, Index: index, BaseFee: h.BaseFee}}, true
 }
 
 func hashArg(p rpc.Params) (common.Hash, error) {
@@ -57,11 +66,11 @@ func (a *API) getTransactionByHash(_ context.Context, p rpc.Params) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	tx, _, loc, ok := a.lookupTx(hash)
+	found, ok := a.lookupTx(hash)
 	if !ok {
 		return nil, nil
 	}
-	return json.RawMessage(appendTx(make([]byte, 0, 1024), tx, loc, a.signer())), nil
+	return json.RawMessage(appendTx(make([]byte, 0, 1024), found.tx, found.loc, a.signer())), nil
 }
 
 // txByIndex answers eth_getTransactionByBlock*AndIndex: null for an unknown
