@@ -1,0 +1,395 @@
+package sequencer
+
+import (
+	"crypto/ecdsa"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/beacon"
+	"github.com/ethereum/go-ethereum/consensus/ethash"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/holiman/uint256"
+
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/pending"
+)
+
+// Test timings: fast, with generous waits (never asserted as durations).
+const (
+	testInterval  = 20 * time.Millisecond
+	testBlockTime = 100 * time.Millisecond
+	waitLimit     = 20 * time.Second
+)
+
+type harness struct {
+	t     *testing.T
+	chain *chain.Chain
+	src   *pending.Source
+	seq   *Sequencer
+	keys  []*ecdsa.PrivateKey
+	nonce map[common.Address]uint64
+}
+
+func newHarness(t *testing.T, dir string, blockTime time.Duration) *harness {
+	t.Helper()
+	c, err := chain.Open(chain.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, chain: c, src: new(pending.Source), nonce: make(map[common.Address]uint64)}
+	for _, k := range chain.DevKeys {
+		key, _ := crypto.HexToECDSA(k)
+		h.keys = append(h.keys, key)
+	}
+	cfg := Config{Interval: testInterval, BlockTime: blockTime, SafeLag: 2, FinalizedLag: 4, Logger: testLogger()}
+	if dir != "" {
+		cfg.WALPath = dir + "/sequencer/flashblocks.wal"
+	}
+	if h.seq, err = New(cfg, c, h.src); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.seq.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// stop stops the sequencer and closes the chain (a clean shutdown).
+func (h *harness) stop() {
+	if err := h.seq.Stop(); err != nil {
+		h.t.Error(err)
+	}
+	if err := h.chain.Close(); err != nil {
+		h.t.Error(err)
+	}
+}
+
+// testLogger is quiet unless PRECONF_TEST_LOG=debug.
+func testLogger() *slog.Logger {
+	level := slog.LevelError
+	if os.Getenv("PRECONF_TEST_LOG") == "debug" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func (h *harness) sign(key *ecdsa.PrivateKey, inner types.TxData) *types.Transaction {
+	h.t.Helper()
+	tx, err := types.SignNewTx(key, h.seq.signer, inner)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return tx
+}
+
+// transfer sends value wei from dev account i to `to` with the next nonce.
+func (h *harness) transfer(i int, to common.Address, value int64) *types.Transaction {
+	h.t.Helper()
+	from := crypto.PubkeyToAddress(h.keys[i].PublicKey)
+	tx := h.sign(h.keys[i], &types.DynamicFeeTx{
+		ChainID: h.chain.Config().ChainID, Nonce: h.nonce[from], Gas: 21000,
+		GasFeeCap: big.NewInt(100 * params.GWei), GasTipCap: big.NewInt(params.GWei), To: &to, Value: big.NewInt(value),
+	})
+	h.nonce[from]++
+	if _, err := h.seq.Admit(tx); err != nil {
+		h.t.Fatalf("admit: %v", err)
+	}
+	return tx
+}
+
+// deploy sends a contract creation from dev account i.
+func (h *harness) deploy(i int, code []byte) *types.Transaction {
+	h.t.Helper()
+	from := crypto.PubkeyToAddress(h.keys[i].PublicKey)
+	tx := h.sign(h.keys[i], &types.DynamicFeeTx{
+		ChainID: h.chain.Config().ChainID, Nonce: h.nonce[from], Gas: 500_000,
+		GasFeeCap: big.NewInt(100 * params.GWei), GasTipCap: big.NewInt(params.GWei), Data: code,
+	})
+	h.nonce[from]++
+	if _, err := h.seq.Admit(tx); err != nil {
+		h.t.Fatalf("admit: %v", err)
+	}
+	return tx
+}
+
+func (h *harness) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			var pooled []string
+			for _, e := range h.seq.pool.All() {
+				st, _ := h.chain.StateAt(h.chain.Head())
+				pooled = append(pooled, fmt.Sprintf("%s nonce %d (state %d)", e.From, e.Tx.Nonce(), st.GetNonce(e.From)))
+			}
+			h.t.Fatalf("timed out waiting for %s (head %d, sequencer error %v, pooled %v)", what, h.chain.Head().Number, h.seq.Err(), pooled)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (h *harness) preconfirmed(tx *types.Transaction) bool {
+	snap := h.src.Current()
+	if snap == nil {
+		return false
+	}
+	_, _, _, ok := snap.Tx(tx.Hash())
+	return ok
+}
+
+func (h *harness) sealed(tx *types.Transaction) bool {
+	_, _, _, _, ok := h.chain.TxLookup(tx.Hash())
+	return ok
+}
+
+func balance(t *testing.T, r state.Reader, a common.Address) *uint256.Int {
+	t.Helper()
+	acct, err := r.Account(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acct == nil {
+		return new(uint256.Int)
+	}
+	return acct.Balance
+}
+
+// logger emits LOG1 with topic 0x01, stores calldata word at slot 1 and
+// stops: PUSH1 0 CALLDATALOAD PUSH1 1 SSTORE PUSH1 1 PUSH1 0 PUSH1 0 LOG1 STOP.
+var loggerRuntime = common.FromHex("0x600035600155600160006000a100")
+
+// initcode returning loggerRuntime.
+func initcode(runtime []byte) []byte {
+	// PUSH1 len DUP1 PUSH1 off PUSH1 0 CODECOPY PUSH1 0 RETURN
+	pre := []byte{0x60, byte(len(runtime)), 0x80, 0x60, 0x0c, 0x60, 0x00, 0x39, 0x60, 0x00, 0xf3, 0x00}
+	return append(pre, runtime...)
+}
+
+// TestPendingBeforeLatest: a transfer shows at pending (state, block,
+// receipt with logs) within a flashblock while latest does not have it, then
+// latest catches up when the block is sealed; empty blocks keep coming.
+func TestPendingBeforeLatest(t *testing.T) {
+	h := newHarness(t, "", 2*time.Second) // long block: pending and latest differ for a while
+	defer h.stop()
+	to := common.HexToAddress("0xbeef")
+	startHead := h.chain.Head().Number.Uint64()
+	tx := h.transfer(0, to, 12345)
+	h.waitFor("pre-confirmation", func() bool { return h.preconfirmed(tx) })
+	snap := h.src.Current()
+	if snap.Parent.Hash() == h.chain.Head().Hash() { // not sealed yet
+		if got := balance(t, snap.State, to); got.Uint64() != 12345 {
+			t.Errorf("pending balance %v, want 12345", got)
+		}
+		latest, _ := h.chain.StateReader(h.chain.Head().Root)
+		if got := balance(t, latest, to); !got.IsZero() {
+			t.Errorf("latest balance %v before sealing, want 0", got)
+		}
+		_, r, idx, _ := snap.Tx(tx.Hash())
+		if r == nil || r.Status != types.ReceiptStatusSuccessful || r.BlockNumber.Uint64() != snap.Header.Number.Uint64() || r.TxHash != tx.Hash() || uint(idx) != r.TransactionIndex {
+			t.Errorf("pre-confirmed receipt %+v", r)
+		}
+		if snap.Header.Number.Uint64() != snap.Parent.Number.Uint64()+1 || snap.Header.GasUsed < 21000 {
+			t.Errorf("pending header number %v gas %d", snap.Header.Number, snap.Header.GasUsed)
+		}
+	}
+	h.waitFor("sealing", func() bool { return h.sealed(tx) })
+	latest, _ := h.chain.StateReader(h.chain.Head().Root)
+	if got := balance(t, latest, to); got.Uint64() != 12345 {
+		t.Errorf("latest balance %v after sealing, want 12345", got)
+	}
+	// Empty blocks are sealed on schedule too.
+	n := h.chain.Head().Number.Uint64()
+	h.waitFor("two more (empty) blocks", func() bool { return h.chain.Head().Number.Uint64() >= n+2 })
+	if h.chain.Head().Number.Uint64() <= startHead {
+		t.Error("head did not move")
+	}
+	b := h.chain.BlockByNumber(n + 1)
+	if b == nil || len(b.Transactions()) != 0 || b.Time() <= h.chain.HeaderByNumber(n).Time {
+		t.Errorf("empty block %v", b)
+	}
+	// Safe and finalized lag behind.
+	head := h.chain.Head().Number.Uint64()
+	if s := h.chain.Safe(); s == nil || s.Number.Uint64() > head || head-s.Number.Uint64() > 3 {
+		t.Errorf("safe %v with head %d and lag 2", s.Number, head)
+	}
+	if f := h.chain.Finalized(); f == nil || f.Number.Uint64() > h.chain.Safe().Number.Uint64() {
+		t.Errorf("finalized %v", f.Number)
+	}
+}
+
+// TestBlocksValidate re-imports sealed blocks (transfers, a contract with
+// storage and logs, flashblock boundaries, empty blocks) into a fresh chain
+// with go-ethereum's full validation: state root, receipts, bloom, gas,
+// requests hash all check out. It also checks each flashblock's diff: the
+// parent state plus the stacked diffs hashes to the flashblock's state root.
+func TestBlocksValidate(t *testing.T) {
+	h := newHarness(t, "", testBlockTime)
+	defer h.stop()
+	var (
+		mu     sync.Mutex
+		snaps  []*pending.Snapshot
+		ch, un = h.src.Subscribe(1024)
+		doneCh = make(chan struct{})
+		quit   = make(chan struct{})
+	)
+	go func() {
+		defer close(doneCh)
+		for {
+			select {
+			case s := <-ch:
+				if s == nil {
+					continue
+				}
+				mu.Lock()
+				snaps = append(snaps, s)
+				mu.Unlock()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	dep := h.deploy(1, initcode(loggerRuntime))
+	h.waitFor("deployment", func() bool { return h.sealed(dep) })
+	contract := crypto.CreateAddress(crypto.PubkeyToAddress(h.keys[1].PublicKey), dep.Nonce())
+	var last *types.Transaction
+	for i := 0; i < 30; i++ {
+		last = h.transfer(i%3, common.BigToAddress(big.NewInt(int64(1000+i))), int64(i+1))
+		if i%5 == 0 {
+			from := crypto.PubkeyToAddress(h.keys[4].PublicKey)
+			last = h.sign(h.keys[4], &types.DynamicFeeTx{
+				ChainID: h.chain.Config().ChainID, Nonce: h.nonce[from], Gas: 100_000,
+				GasFeeCap: big.NewInt(100 * params.GWei), GasTipCap: big.NewInt(2 * params.GWei), To: &contract,
+				Data: common.BigToHash(big.NewInt(int64(i + 7))).Bytes(),
+			})
+			h.nonce[from]++
+			if _, err := h.seq.Admit(last); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(3 * time.Millisecond)
+	}
+	h.waitFor("last tx sealed", func() bool { return h.sealed(last) })
+	n := h.chain.Head().Number.Uint64()
+	h.waitFor("one more block", func() bool { return h.chain.Head().Number.Uint64() > n })
+	un()
+	close(quit)
+	<-doneCh
+
+	// Re-import into a fresh chain with full validation.
+	fresh, err := core.NewBlockChain(rawdb.NewMemoryDatabase(), chain.DevGenesis(), beacon.New(ethash.NewFaker()), core.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Stop()
+	var blocks types.Blocks
+	txs := 0
+	for i := uint64(1); i <= h.chain.Head().Number.Uint64(); i++ {
+		b := h.chain.BlockByNumber(i)
+		txs += len(b.Transactions())
+		blocks = append(blocks, b)
+	}
+	if idx, err := fresh.InsertChain(blocks); err != nil {
+		t.Fatalf("re-import of block %d failed validation: %v", blocks[idx].NumberU64(), err)
+	}
+	if txs < 31 {
+		t.Errorf("only %d transactions in %d blocks", txs, len(blocks))
+	}
+	// Logs and storage landed.
+	st, _ := h.chain.StateAt(h.chain.Head())
+	if v := st.GetState(contract, common.BigToHash(big.NewInt(1))); v != common.BigToHash(big.NewInt(32)) {
+		t.Errorf("contract slot 1 = %v, want 32 (the last call's word)", v)
+	}
+
+	// Every flashblock's diff stack reproduces its state root.
+	mu.Lock()
+	defer mu.Unlock()
+	checked := 0
+	for _, s := range snaps {
+		if s.Header.Number.Uint64() > h.chain.Head().Number.Uint64() || s.NewTxs == 0 {
+			continue
+		}
+		db, err := h.chain.StateAt(s.Parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.State.ApplyTo(db)
+		if root := db.IntermediateRoot(true); root != s.Header.Root {
+			t.Fatalf("block %d flashblock %d: diffs give root %v, header says %v", s.Header.Number, s.Index, root, s.Header.Root)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no flashblock with transactions was observed")
+	}
+}
+
+// TestReadersDuringSequencing reads published snapshots concurrently with
+// the sequencer under -race: published data is never written again, and a
+// snapshot is internally consistent (its receipts match its transactions).
+func TestReadersDuringSequencing(t *testing.T) {
+	h := newHarness(t, "", testBlockTime)
+	defer h.stop()
+	var (
+		stop  atomic.Bool
+		wg    sync.WaitGroup
+		reads atomic.Int64
+	)
+	for r := 0; r < 4; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				s := h.src.Current()
+				if s == nil {
+					continue
+				}
+				if len(s.Txs) != len(s.Receipts) {
+					t.Errorf("snapshot with %d txs and %d receipts", len(s.Txs), len(s.Receipts))
+					return
+				}
+				for i, tx := range s.Txs {
+					r := s.Receipts[i]
+					if r.TxHash != tx.Hash() || r.TransactionIndex != uint(i) {
+						t.Errorf("receipt %d does not match its transaction", i)
+						return
+					}
+					_ = r.BlockHash
+					for _, l := range r.Logs {
+						_ = l.BlockHash
+					}
+				}
+				_ = s.Header.Hash()
+				for a := range s.Diff.Accounts {
+					if _, err := s.State.Account(a); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				reads.Add(1)
+			}
+		}()
+	}
+	var last *types.Transaction
+	for i := 0; i < 60; i++ {
+		last = h.transfer(i%4, common.BigToAddress(big.NewInt(int64(i))), 1)
+		time.Sleep(time.Millisecond)
+	}
+	h.waitFor("sealing", func() bool { return h.sealed(last) })
+	stop.Store(true)
+	wg.Wait()
+	if reads.Load() == 0 {
+		t.Fatal("no reads happened")
+	}
+}
