@@ -19,6 +19,7 @@ type API struct {
 	pending *pending.Source
 	cache   readCache        // memoised signer and tip suggestion (api/fees.go)
 	readers readerCache      // the last state reader opened (api/blockref.go)
+	hashes  hashCache        // hashes of the last headers compared (api/blockref.go)
 	engine  *simulate.Engine // eth_call & co. (api/call.go)
 }
 

@@ -24,7 +24,7 @@ import (
 var benchContract = common.HexToAddress("0x00000000000000000000000000000000000b3c11")
 
 // benchAPI is a dev chain whose genesis also holds a contract with 16 slots.
-func benchAPI(b *testing.B) (*API, *pending.Source, *chain.Chain) {
+func benchAPI(b testing.TB) (*API, *pending.Source, *chain.Chain) {
 	b.Helper()
 	g := chain.DevGenesis()
 	storage := map[common.Hash]common.Hash{}

@@ -185,10 +185,42 @@ func (a *API) pendingSnapshot() *pending.Snapshot {
 	if snap == nil || snap.Parent == nil {
 		return nil
 	}
-	if snap.Parent.Hash() != a.chain.Head().Hash() {
+	head := a.chain.Head()
+	// Header.Hash re-encodes and hashes the header on every call; it was a
+	// third of the CPU of a pending eth_getBalance. The same header object,
+	// or a different height, decide without hashing.
+	switch {
+	case snap.Parent == head:
+		return snap
+	case snap.Parent.Number.Cmp(head.Number) != 0:
+		return nil
+	case a.hashes.of(snap.Parent) != a.hashes.of(head):
 		return nil
 	}
 	return snap
+}
+
+// hashCache remembers the hashes of the last headers hashed (headers are
+// never modified once made).
+type hashCache struct {
+	last [2]atomic.Pointer[hashedHeader]
+	next atomic.Uint32
+}
+
+type hashedHeader struct {
+	h    *types.Header
+	hash common.Hash
+}
+
+func (c *hashCache) of(h *types.Header) common.Hash {
+	for i := range c.last {
+		if e := c.last[i].Load(); e != nil && e.h == h {
+			return e.hash
+		}
+	}
+	e := &hashedHeader{h: h, hash: h.Hash()}
+	c.last[c.next.Add(1)%uint32(len(c.last))].Store(e)
+	return e.hash
 }
 
 // header resolves a sealed-chain selector (pending resolves to the pending
