@@ -113,15 +113,17 @@ func (w *Wallet) Pending() []Approval {
 	return out
 }
 
-// Changed returns a channel closed at the next change of the registry, the
-// selection or the pending approvals (for long polls).
-func (w *Wallet) Changed() <-chan struct{} {
+// Changes returns the version of the wallet's state (registry, selection,
+// pending approvals) and a channel closed at its next change, for long
+// polls: a poller that saw version v waits only while Changes still says v.
+func (w *Wallet) Changes() (version uint64, changed <-chan struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.changed
+	return w.version, w.changed
 }
 
 func (w *Wallet) notifyLocked() {
+	w.version++
 	close(w.changed)
 	w.changed = make(chan struct{})
 }

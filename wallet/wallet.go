@@ -95,6 +95,7 @@ type Wallet struct {
 	pending map[string]*Approval
 	order   []string // pending IDs, oldest first
 	changed chan struct{}
+	version uint64
 	closed  bool
 }
 

@@ -49,8 +49,10 @@ func TestBrowser(t *testing.T) {
 	n, err := node.New(node.Config{
 		DataDir:  t.TempDir(),
 		HTTPAddr: "127.0.0.1",
-		Wallet:   wallet.Config{Approval: wallet.ModePrompt, ApprovalTimeout: 2 * time.Minute},
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// A sequencer, so the /flashblocks feed has something to show.
+		BlockTime: time.Second,
+		Wallet:    wallet.Config{Approval: wallet.ModePrompt, ApprovalTimeout: 2 * time.Minute},
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,8 @@
 //	                      non-POST requests on "/" get 405 as before
 //	GET /chain.json       this node's chain as EIP-3085 chainData
 //	GET /assets/…         the page's script and style
-//	GET /wallet/state     registry, selection, pending approvals (local only)
+//	GET /wallet/state     registry, selection, pending approvals (local only;
+//	                      ?since=VERSION long-polls for the next change)
 //	POST /wallet/approvals/{id}/approve, …/reject            (local only)
 //
 // "Local only" means the request comes from a loopback address, names a
@@ -33,6 +34,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -148,28 +150,32 @@ type State struct {
 	Selected     string            `json:"selected"`
 	Chains       []wallet.Chain    `json:"chains"`
 	Pending      []wallet.Approval `json:"pending"`
+	Version      uint64            `json:"version"` // pass as ?since= to wait for the next change
 	Now          time.Time         `json:"now"`
 }
 
-// state answers the wallet's state. With ?wait=1 it waits (up to 25 s) for
-// the next change first: a long poll, so the page sees new requests at once.
+// state answers the wallet's state. With ?since=V (a version it answered
+// before) it first waits, up to 25 s, until the state differs from V: a long
+// poll, so the page sees new requests at once and misses none.
 func (s *Site) state(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	if r.URL.Query().Get("wait") == "1" && s.w.Enabled() {
+	version, changed := s.w.Changes()
+	if since, err := strconv.ParseUint(r.URL.Query().Get("since"), 10, 64); err == nil && since == version && s.w.Enabled() {
 		t := time.NewTimer(25 * time.Second)
 		select {
-		case <-s.w.Changed():
+		case <-changed:
 		case <-t.C:
 		case <-r.Context().Done():
 		}
 		t.Stop()
+		version, _ = s.w.Changes()
 	}
 	st := State{Enabled: s.w.Enabled(), Mode: s.w.Mode(), AllowPrivate: s.w.AllowsPrivateTargets(), Self: s.w.Self(),
-		Now: time.Now().UTC()}
+		Version: version, Now: time.Now().UTC()}
 	if st.Enabled {
 		st.Chains, st.Selected = s.w.Chains()
 		st.Pending = s.w.Pending()

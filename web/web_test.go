@@ -212,22 +212,29 @@ func TestApproveOverHTTP(t *testing.T) {
 func TestStateLongPoll(t *testing.T) {
 	s, _, srv := newSite(t, wallet.ModeAuto)
 	m := mux(s)
-	got := make(chan State, 1)
-	go func() {
+	state := func(q string) State {
 		var st State
-		json.Unmarshal(request(m, "GET", "/wallet/state?wait=1", nil).Body.Bytes(), &st)
-		got <- st
-	}()
-	// The switch below is a change: the long poll answers with it. If the
-	// poll started after the switch, it answers at its own timeout (25 s).
+		if err := json.Unmarshal(request(m, "GET", "/wallet/state"+q, nil).Body.Bytes(), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	v0 := state("").Version
+	got := make(chan State, 1)
+	go func() { got <- state(fmt.Sprintf("?since=%d", v0)) }()
 	probe := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":"0x2a"}`)
 	}))
 	defer probe.Close()
-	time.Sleep(10 * time.Millisecond)
+	// Whether the poll is already waiting or not, it answers with the change:
+	// it waits only while the version is still v0.
 	srv.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"wallet_addEthereumChain","params":[{"chainId":"0x2a","chainName":"X","nativeCurrency":{"name":"Coin","symbol":"CN","decimals":18},"rpcUrls":[%q]}]}`, probe.URL)))
 	st := <-got
-	if len(st.Chains) != 2 {
-		t.Errorf("long poll answered %+v", st)
+	if len(st.Chains) != 2 || st.Version == v0 {
+		t.Errorf("long poll answered version %d (from %d) with %d chains", st.Version, v0, len(st.Chains))
+	}
+	// An old version answers at once.
+	if st2 := state(fmt.Sprintf("?since=%d", v0)); st2.Version != st.Version {
+		t.Errorf("stale since: version %d, want %d", st2.Version, st.Version)
 	}
 }

@@ -78,6 +78,20 @@ test('the page shows the node status and loads nothing from elsewhere', async ()
   }
 });
 
+test('the flashblock index is shown live from the /flashblocks feed', async () => {
+  const { page, context } = await newPage();
+  try {
+    await page.locator('#feed-status').filter({ hasText: 'live' }).waitFor();
+    const first = await page.locator('#flashblock-index').textContent();
+    assert.match(first, /^\d+ of block \d+$/);
+    // It moves on as new flashblocks arrive.
+    await page.waitForFunction((prev) => document.getElementById('flashblock-index').textContent !== prev, first,
+      { timeout: TIMEOUT });
+  } finally {
+    await context.close();
+  }
+});
+
 test('the add-network button calls window.ethereum with this node\'s chain data', async () => {
   const { page, context } = await newPage(() => {
     window.__calls = [];

@@ -217,11 +217,14 @@
   }
 
   let polling = false;
+  let version = null; // the state version last shown
   async function pollState(wait) {
     try {
-      const resp = await fetch('/wallet/state' + (wait ? '?wait=1' : ''), { cache: 'no-store' });
+      const q = wait && version !== null ? '?since=' + version : '';
+      const resp = await fetch('/wallet/state' + q, { cache: 'no-store' });
       const st = await resp.json();
       if (!resp.ok) throw new Error(st.error || resp.statusText);
+      version = st.version;
       $('wallet-mode').textContent = st.mode;
       $('approvals-error').hidden = true;
       renderApprovals(st);
