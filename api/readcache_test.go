@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"math/big"
 	"testing"
 
@@ -60,5 +61,17 @@ func TestReaderCache(t *testing.T) {
 	r3, _ := a.readers.get(c, root)
 	if r3 != r1 {
 		t.Error("a failed open replaced the cached reader")
+	}
+}
+
+func TestQuotedHashMatchesJSON(t *testing.T) {
+	for _, h := range []common.Hash{{}, common.HexToHash("0x01"), common.HexToHash("0xdeadbeef00000000000000000000000000000000000000000000000000ABCDEF")} {
+		want, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := quotedHash(h); string(got) != string(want) {
+			t.Errorf("quotedHash(%x) = %s, want %s", h, got, want)
+		}
 	}
 }

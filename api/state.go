@@ -126,7 +126,16 @@ func (a *API) getStorageAt(_ context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, &rpc.ServerError{Msg: fmt.Sprintf("read storage: %v", err)}
 	}
-	return v, nil
+	return quotedHash(v), nil
+}
+
+// quotedHash is the JSON encoding of a hash (as common.Hash marshals it),
+// without encoding/json's reflection.
+func quotedHash(h common.Hash) json.RawMessage {
+	out := make([]byte, 2+2+2*len(h))
+	out[0], out[1], out[2], out[len(out)-1] = '"', '0', 'x', '"'
+	hex.Encode(out[3:len(out)-1], h[:])
+	return out
 }
 
 // decodeStorageKey accepts a hex key of up to 32 bytes, with or without 0x
