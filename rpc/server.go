@@ -54,6 +54,10 @@ func (s *Server) Register(name string, h Handler) { s.methods[name] = h }
 // Has reports whether a method is registered.
 func (s *Server) Has(name string) bool { _, ok := s.methods[name]; return ok }
 
+// Lookup returns a registered method's handler (for servers that wrap
+// another's methods, e.g. follow mode routing between local and upstream).
+func (s *Server) Lookup(name string) (Handler, bool) { h, ok := s.methods[name]; return h, ok }
+
 // Methods lists the registered method names.
 func (s *Server) Methods() []string {
 	out := make([]string, 0, len(s.methods))
