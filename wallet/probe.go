@@ -174,14 +174,15 @@ func (e *ProbeError) Unwrap() error { return e.Detail }
 
 // ChainID sends eth_chainId to rawURL and returns the answer as a number.
 func (p *Prober) ChainID(ctx context.Context, rawURL string) (*big.Int, error) {
+	// The time limit covers the wait for a probe slot too.
+	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
+	defer cancel()
 	select {
 	case p.sem <- struct{}{}:
 		defer func() { <-p.sem }()
 	case <-ctx.Done():
-		return nil, &ProbeError{URL: rawURL, Detail: ctx.Err()}
+		return nil, &ProbeError{URL: rawURL, Detail: fmt.Errorf("no probe slot: %w", ctx.Err())}
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
-	defer cancel()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -336,5 +337,31 @@ func TestMerge(t *testing.T) {
 	}
 	if m := merge(old, Chain{ChainID: "0x2a", ChainName: "B", NativeCurrency: old.NativeCurrency, RPCURLs: old.RPCURLs}); m.Equal(old) || m.ChainName != "B" {
 		t.Errorf("rename not merged: %+v", m)
+	}
+}
+
+func TestIsLoopbackAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"": true, "127.0.0.1": true, "127.0.0.1:8545": true, "localhost": true, "::1": true, "[::1]:8545": true,
+		"0.0.0.0": false, "::": false, "192.168.1.5": false, "node.example": false, "0.0.0.0:8545": false,
+	} {
+		if got := IsLoopbackAddr(addr); got != want {
+			t.Errorf("IsLoopbackAddr(%q) = %v, want %v", addr, got, want)
+		}
+	}
+	// The wallet derives its probe policy from it.
+	for addr, want := range map[string]bool{"127.0.0.1": true, "0.0.0.0": false} {
+		cfg := Config{Approval: ModeAuto, NodeAddr: addr, Self: SelfChain(big.NewInt(1), Chain{})}
+		w, err := Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.AllowsPrivateTargets() != want {
+			t.Errorf("node on %s: private targets allowed = %v, want %v", addr, !want, want)
+		}
+		cfg.AllowPrivate = true
+		if w, _ = Open(cfg); !w.AllowsPrivateTargets() {
+			t.Errorf("--wallet.allow-private ignored on %s", addr)
+		}
 	}
 }
