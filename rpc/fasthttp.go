@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -128,6 +129,12 @@ func (fc *fastConn) serve() {
 	br.Reset(fc.c)
 	handedOff := false
 	defer func() {
+		// As net/http does for a handler: a panic outside the method
+		// handlers (which Server already recovers) ends this connection,
+		// not the process.
+		if r := recover(); r != nil {
+			f.rpc.log.Error("http connection panic", "panic", r, "stack", string(debug.Stack()))
+		}
 		f.track(fc, false)
 		if !handedOff {
 			fc.c.Close()

@@ -48,6 +48,11 @@ type httpHandler struct {
 	origins map[string]bool
 }
 
+// ServeHTTP answers one request. ServeFast (fasthttp.go) answers plain
+// JSON-RPC POSTs without it: a change to what a POST to "/" gets here (new
+// headers, checks, limits) must be made there too, or make ServeFast hand
+// such requests over (readHead); TestServeFastMatchesHTTPHandler compares
+// the two.
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/health" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
