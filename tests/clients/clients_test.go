@@ -1,0 +1,425 @@
+// Package clients_test runs real Ethereum clients against a built preconf
+// binary: foundry's cast, viem and ethers v6 (installed by
+// scripts/setup-clients), plus Go checks of the websocket subscriptions and
+// the flashblocks feed end to end. Without the npm tooling the client tests
+// are skipped, except under CI=true, where missing tooling fails.
+package clients_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/preconf/preconf/chain"
+)
+
+// node is the preconf process shared by the tests of this package.
+var node struct {
+	http, ws string
+	err      error
+}
+
+func TestMain(m *testing.M) {
+	stop := startNode()
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// startNode builds cmd/preconf and runs it on the dev chain in a temporary
+// datadir, on the first free loopback port of 58561-58580.
+func startNode() (stop func()) {
+	stop = func() {}
+	tmp, err := os.MkdirTemp("", "preconf-clients-")
+	if err != nil {
+		node.err = err
+		return stop
+	}
+	bin := filepath.Join(tmp, "preconf")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
+	build.Dir = repoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		node.err = fmt.Errorf("build preconf: %v\n%s", err, out)
+		return func() { os.RemoveAll(tmp) }
+	}
+	for port := 58561; port <= 58580; port++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		var logs bytes.Buffer
+		cmd := exec.Command(bin, "--datadir", filepath.Join(tmp, "data"), "--http.port", strconv.Itoa(port), "--log.level", "warn")
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			node.err = err
+			break
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		url := "http://127.0.0.1:" + strconv.Itoa(port)
+		if waitHealthy(url, exited) {
+			node.http, node.ws = url, "ws://127.0.0.1:"+strconv.Itoa(port)
+			return func() {
+				cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case <-exited:
+				case <-time.After(20 * time.Second):
+					cmd.Process.Kill()
+					<-exited
+				}
+				os.RemoveAll(tmp)
+			}
+		}
+		cmd.Process.Kill()
+		<-exited
+		node.err = fmt.Errorf("preconf on port %d did not become healthy:\n%s", port, logs.String())
+	}
+	if node.err == nil {
+		node.err = fmt.Errorf("no free port in 58561-58580")
+	}
+	return func() { os.RemoveAll(tmp) }
+}
+
+func waitHealthy(url string, exited <-chan struct{}) bool {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if resp, err := http.Get(url + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return true
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+func needNode(t *testing.T) {
+	t.Helper()
+	if node.err != nil {
+		t.Fatal(node.err)
+	}
+}
+
+// tool returns an installed tool's path; missing tooling skips the test,
+// except under CI, where it fails.
+func tool(t *testing.T, path, what string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		msg := fmt.Sprintf("%s not installed (%s): run scripts/setup-clients", what, path)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return path
+}
+
+func devKey(i int) string { return "0x" + chain.DevKeys[i] }
+
+func run(t *testing.T, name string, args []string, env ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = filepath.Join(repoRoot(), "tests", "clients")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// cast send with dev key 0, then cast balance --block pending sees it.
+func TestCast(t *testing.T) {
+	needNode(t)
+	cast := tool(t, filepath.Join(repoRoot(), "tests/clients/node_modules/@foundry-rs/cast-linux-amd64/bin/cast"), "cast")
+	to := "0x00000000000000000000000000000000000000c0"
+	balance := func() *big.Int {
+		out := strings.TrimSpace(run(t, cast, []string{"balance", "--block", "pending", "--rpc-url", node.http, to}))
+		v, ok := new(big.Int).SetString(out, 10)
+		if !ok {
+			t.Fatalf("cast balance printed %q", out)
+		}
+		return v
+	}
+	before := balance()
+	out := run(t, cast, []string{"send", "--rpc-url", node.http, "--private-key", devKey(0), to, "--value", "12345"})
+	if !regexpLine(out, "status", "1 (success)") {
+		t.Fatalf("cast send did not report success:\n%s", out)
+	}
+	if diff := new(big.Int).Sub(balance(), before); diff.Int64() != 12345 {
+		t.Fatalf("pending balance grew by %s, want 12345", diff)
+	}
+}
+
+func regexpLine(out, key, value string) bool {
+	for line := range strings.SplitSeq(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == key && strings.Join(f[1:], " ") == value {
+			return true
+		}
+	}
+	return false
+}
+
+// viem and ethers v6 test files under node's test runner.
+func TestNodeClients(t *testing.T) {
+	needNode(t)
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		nodeBin = "/usr/bin/node"
+	}
+	tool(t, nodeBin, "node")
+	tool(t, filepath.Join(repoRoot(), "tests/clients/node_modules/viem/package.json"), "viem")
+	tool(t, filepath.Join(repoRoot(), "tests/clients/node_modules/ethers/package.json"), "ethers")
+	out := run(t, nodeBin, []string{"--test", "--test-concurrency=1", "viem.test.mjs", "ethers.test.mjs"},
+		"PRECONF_HTTP_URL="+node.http, "PRECONF_WS_URL="+node.ws, "PRECONF_CHAIN_ID="+strconv.Itoa(chain.DevChainID),
+		"PRECONF_KEY_VIEM="+devKey(1), "PRECONF_KEY_ETHERS="+devKey(2))
+	t.Logf("node --test:\n%s", out)
+}
+
+// wsConn is a minimal JSON-RPC websocket client.
+type wsConn struct {
+	t *testing.T
+	c *websocket.Conn
+}
+
+func dialWS(t *testing.T, url string) *wsConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatalf("dial %s: %v", url, err)
+	}
+	c.SetReadLimit(64 << 20)
+	t.Cleanup(func() { c.CloseNow() })
+	return &wsConn{t: t, c: c}
+}
+
+func (w *wsConn) next(timeout time.Duration) []byte {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	_, data, err := w.c.Read(ctx)
+	if err != nil {
+		w.t.Fatalf("read: %v", err)
+	}
+	return data
+}
+
+func (w *wsConn) subscribe(params string) string {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":`+params+`}`)); err != nil {
+		w.t.Fatal(err)
+	}
+	var resp struct {
+		Result string          `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(w.next(10*time.Second), &resp); err != nil || resp.Result == "" {
+		w.t.Fatalf("subscribe %s: %v %s", params, err, resp.Error)
+	}
+	return resp.Result
+}
+
+type notification struct {
+	Params struct {
+		Subscription string          `json:"subscription"`
+		Result       json.RawMessage `json:"result"`
+	} `json:"params"`
+}
+
+func sendRaw(t *testing.T, tx *types.Transaction) {
+	t.Helper()
+	raw, _ := tx.MarshalBinary()
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["` + hexutil.Encode(raw) + `"]}`
+	resp, err := http.Post(node.http, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result common.Hash      `json:"result"`
+		Error  *json.RawMessage `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Error != nil || out.Result != tx.Hash() {
+		t.Fatalf("eth_sendRawTransaction: %v %s", err, *out.Error)
+	}
+}
+
+func nonceAt(t *testing.T, addr common.Address) uint64 {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionCount","params":["` + addr.Hex() + `","pending"]}`
+	resp, err := http.Post(node.http, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result hexutil.Uint64 `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return uint64(out.Result)
+}
+
+// A transaction sent over HTTP shows up, pre-confirmed, on every stream:
+// newFlashblockTransactions, newFlashblocks, newPendingTransactions over
+// JSON-RPC websocket, and the /flashblocks feed (JSON and brotli); its block
+// then arrives on newHeads.
+func TestStreamsEndToEnd(t *testing.T) {
+	needNode(t)
+	rpcWS := dialWS(t, node.ws)
+	txSub := rpcWS.subscribe(`["newFlashblockTransactions", true]`)
+	blockSub := rpcWS.subscribe(`["newFlashblocks"]`)
+	poolSub := rpcWS.subscribe(`["newPendingTransactions"]`)
+	headSub := rpcWS.subscribe(`["newHeads"]`)
+	feedWS := dialWS(t, node.ws+"/flashblocks")
+	feedWS.next(60 * time.Second) // registered: flashblocks come every interval, empty or not
+
+	key, _ := crypto.HexToECDSA(chain.DevKeys[3])
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	to := common.HexToAddress("0xc3")
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(chain.DevChainID)), &types.DynamicFeeTx{
+		ChainID: big.NewInt(chain.DevChainID), Nonce: nonceAt(t, from), GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(100e9), Gas: 21000, To: &to, Value: big.NewInt(5),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := tx.MarshalBinary()
+	sent := time.Now()
+	sendRaw(t, tx)
+
+	// The feed: a flashblock whose new transactions hold ours.
+	deadline := time.Now().Add(60 * time.Second)
+	var fbNumber uint64
+	for fbNumber == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("transaction never appeared on /flashblocks")
+		}
+		var msg struct {
+			PayloadID string `json:"payload_id"`
+			Index     uint64 `json:"index"`
+			Diff      struct {
+				Transactions []hexutil.Bytes `json:"transactions"`
+				BlockHash    common.Hash     `json:"block_hash"`
+			} `json:"diff"`
+			Metadata struct {
+				BlockNumber uint64                     `json:"block_number"`
+				Receipts    map[string]json.RawMessage `json:"receipts"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(feedWS.next(60*time.Second), &msg); err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(msg.Diff.Transactions, func(b hexutil.Bytes) bool { return bytes.Equal(b, raw) }) {
+			if _, ok := msg.Metadata.Receipts[tx.Hash().Hex()]; !ok {
+				t.Fatalf("feed message lacks the receipt of %s", tx.Hash())
+			}
+			fbNumber = msg.Metadata.BlockNumber
+			t.Logf("send → /flashblocks: %v (block %d, index %d)", time.Since(sent), msg.Metadata.BlockNumber, msg.Index)
+		}
+	}
+
+	// The subscriptions.
+	var gotTx, gotBlock, gotPool, gotHead bool
+	for !(gotTx && gotBlock && gotPool && gotHead) {
+		if time.Now().After(deadline) {
+			t.Fatalf("missing notifications: tx %v block %v pool %v head %v", gotTx, gotBlock, gotPool, gotHead)
+		}
+		var n notification
+		if err := json.Unmarshal(rpcWS.next(60*time.Second), &n); err != nil {
+			t.Fatal(err)
+		}
+		switch n.Params.Subscription {
+		case txSub:
+			var full struct {
+				Hash        common.Hash    `json:"hash"`
+				BlockNumber hexutil.Uint64 `json:"blockNumber"`
+				Status      string         `json:"status"`
+			}
+			if json.Unmarshal(n.Params.Result, &full) == nil && full.Hash == tx.Hash() {
+				if full.Status != "0x1" || uint64(full.BlockNumber) != fbNumber {
+					t.Fatalf("newFlashblockTransactions: %s", n.Params.Result)
+				}
+				gotTx = true
+				t.Logf("send → newFlashblockTransactions: %v", time.Since(sent))
+			}
+		case blockSub:
+			if strings.Contains(string(n.Params.Result), tx.Hash().Hex()) {
+				gotBlock = true
+			}
+		case poolSub:
+			if string(n.Params.Result) == `"`+tx.Hash().Hex()+`"` {
+				gotPool = true
+			}
+		case headSub:
+			var h struct {
+				Number hexutil.Uint64 `json:"number"`
+			}
+			if json.Unmarshal(n.Params.Result, &h) == nil && uint64(h.Number) == fbNumber {
+				gotHead = true
+				t.Logf("send → newHeads of its block: %v", time.Since(sent))
+			}
+		}
+	}
+
+	// Brotli feed: binary frames that decompress to the JSON messages.
+	br := dialWS(t, node.ws+"/flashblocks?compress=brotli")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	go func() { // make sure some flashblock carries something
+		time.Sleep(300 * time.Millisecond)
+		tx2, _ := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(chain.DevChainID)), &types.DynamicFeeTx{
+			ChainID: big.NewInt(chain.DevChainID), Nonce: tx.Nonce() + 1, GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(100e9), Gas: 21000, To: &to, Value: big.NewInt(5),
+		})
+		raw2, _ := tx2.MarshalBinary()
+		body := `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["` + hexutil.Encode(raw2) + `"]}`
+		if resp, err := http.Post(node.http, "application/json", strings.NewReader(body)); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	typ, data, err := br.c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ != websocket.MessageBinary || len(data) == 0 || data[0] == '{' {
+		t.Fatalf("brotli feed sent a %v frame starting %q", typ, data[:min(len(data), 8)])
+	}
+}
