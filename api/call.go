@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -41,27 +42,41 @@ func (a *API) execState(ref BlockRef, applied bool) (*types.Header, *state.State
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	db, err := a.chain.StateAt(h)
+	db, err := a.stateDB(h.Root)
 	if err != nil {
 		return nil, nil, nil, &rpc.ServerError{Msg: fmt.Sprintf("state not available for block %d: %v", h.Number.Uint64(), err)}
 	}
 	return h, db, nil, nil
 }
 
+// stateDB opens a StateDB at a sealed root over the engine's cached reader.
+func (a *API) stateDB(root common.Hash) (*state.StateDB, error) {
+	sdb := a.chain.StateDatabase()
+	r, err := a.engine.Readers().Sealed(root, func() (state.Reader, error) { return sdb.Reader(root) })
+	if err != nil {
+		return nil, err
+	}
+	return state.NewWithReader(root, sdb, r)
+}
+
 func (a *API) pendingStateDB(snap *pending.Snapshot, applied bool) (*state.StateDB, error) {
 	root := snap.Parent.Root
-	if !applied {
-		db, err := state.NewWithReader(root, a.chain.StateDatabase(), snap.State)
+	if applied {
+		db, err := a.stateDB(root)
 		if err != nil {
 			return nil, &rpc.ServerError{Msg: fmt.Sprintf("pending state: %v", err)}
 		}
+		snap.State.ApplyTo(db)
 		return db, nil
 	}
-	db, err := state.New(root, a.chain.StateDatabase())
+	r, err := a.engine.Readers().Pending(snap, func() (state.Reader, error) { return snap.State, nil })
 	if err != nil {
 		return nil, &rpc.ServerError{Msg: fmt.Sprintf("pending state: %v", err)}
 	}
-	snap.State.ApplyTo(db)
+	db, err := state.NewWithReader(root, a.chain.StateDatabase(), r)
+	if err != nil {
+		return nil, &rpc.ServerError{Msg: fmt.Sprintf("pending state: %v", err)}
+	}
 	return db, nil
 }
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math/big"
@@ -49,7 +50,7 @@ type pendingEnv struct {
 // 0 = 1, 1 = 2 and balance 5, with a hand-built pending snapshot on top
 // that sets slot 0 = 0x10, slot 1 = 0x11, the probe's balance to 777 and
 // funds pendingOnly with 1 ETH.
-func newPendingEnv(t *testing.T, roots simulate.RootMode) *pendingEnv {
+func newPendingEnv(t testing.TB, roots simulate.RootMode) *pendingEnv {
 	t.Helper()
 	g := chain.DevGenesis()
 	g.Alloc[envProbe] = types.Account{Code: envProbeCode, Balance: big.NewInt(5),
@@ -342,4 +343,33 @@ func TestCallErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// simTransfers is the bench bundle: two chained transfers from a fresh
+// account funded by a balance override.
+var simTransfers = `{"blockStateCalls":[{"stateOverrides":{"0xc000000000000000000000000000000000000000":{"balance":"0xde0b6b3a7640000"}},"calls":[` +
+	`{"from":"0xc000000000000000000000000000000000000000","to":"0xc100000000000000000000000000000000000000","value":"0x3e8"},` +
+	`{"from":"0xc100000000000000000000000000000000000000","to":"0xc200000000000000000000000000000000000000","value":"0x3e8"}]}]}`
+
+func benchmarkSimulate(b *testing.B, roots simulate.RootMode, ref string) {
+	e := newPendingEnv(b, roots)
+	p := rpc.Params{json.RawMessage(simTransfers), json.RawMessage(ref)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.api.simulateV1(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSimulateTransfersPendingZero(b *testing.B) {
+	benchmarkSimulate(b, simulate.RootZero, `"pending"`)
+}
+func BenchmarkSimulateTransfersPendingCompute(b *testing.B) {
+	benchmarkSimulate(b, simulate.RootCompute, `"pending"`)
+}
+func BenchmarkSimulateTransfersLatestZero(b *testing.B) {
+	benchmarkSimulate(b, simulate.RootZero, `"latest"`)
 }

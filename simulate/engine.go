@@ -94,9 +94,10 @@ func DefaultOptions() Options {
 // Engine executes calls for one chain. It is stateless and safe for
 // concurrent use; every execution brings its own StateDB.
 type Engine struct {
-	config *params.ChainConfig
-	chain  core.ChainContext
-	opts   Options
+	config  *params.ChainConfig
+	chain   core.ChainContext
+	opts    Options
+	readers Readers
 }
 
 // New returns an engine over a chain (for BLOCKHASH of canonical blocks and
@@ -107,6 +108,9 @@ func New(config *params.ChainConfig, chain core.ChainContext, opts Options) *Eng
 
 // Options are the engine's limits.
 func (e *Engine) Options() Options { return e.opts }
+
+// Readers are the engine's cached prestate readers.
+func (e *Engine) Readers() *Readers { return &e.readers }
 
 func (e *Engine) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
 	if e.opts.Timeout > 0 {

@@ -313,7 +313,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	defer evm.Release()
 	evm.SetPrecompiles(precompiles)
 	if !pending {
-		access.Merge(core.PreExecution(ctx, header.ParentBeaconRoot, parent, cfg, evm, header.Number, header.Time))
+		access.Merge(s.preExecution(ctx, db, header, parent, evm))
 	}
 	for i := range b.Calls {
 		if ctx.Err() != nil {
@@ -370,7 +370,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if cfg.IsCancun(header.Number, header.Time) {
 		header.BlobGasUsed = &blobGas
 	}
-	requests, postAccess, err := core.PostExecution(ctx, cfg, header.Number, header.Time, allLogs, evm, uint32(n+1))
+	requests, postAccess, err := s.postExecution(ctx, db, header, allLogs, evm, uint32(n+1))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,126 @@
+package simulate
+
+import (
+	"context"
+	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/types/bal"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/holiman/uint256"
+)
+
+// The block's system calls (EIP-4788 beacon root, EIP-2935 parent hash,
+// EIP-7002/7251 request queues) run the system contracts in the EVM for
+// every simulated block, which costs as much as the simulated calls
+// themselves. In zero-root mode, where the canonical contracts are deployed
+// and the queues are empty, their storage effects — which the contracts'
+// specifications define — are written directly instead. Anything else (a
+// contract overridden by the caller, a non-empty queue, compute mode, forks
+// past Osaka) runs the contracts as go-ethereum does. TestSystemCallsNative
+// checks both paths give the same state.
+
+const (
+	historyWindow = 8191 // EIP-4788 HISTORY_BUFFER_LENGTH, EIP-2935 HISTORY_SERVE_WINDOW
+
+	queueExcessSlot = 0
+	queueCountSlot  = 1
+	queueHeadSlot   = 2
+	queueTailSlot   = 3
+)
+
+var (
+	beaconRootsCodeHash   = crypto.Keccak256Hash(params.BeaconRootsCode)
+	historyCodeHash       = crypto.Keccak256Hash(params.HistoryStorageCode)
+	withdrawalCodeHash    = crypto.Keccak256Hash(params.WithdrawalQueueCode)
+	consolidationCodeHash = crypto.Keccak256Hash(params.ConsolidationQueueCode)
+	excessInhibitor       = new(uint256.Int).SetAllOne()
+)
+
+// requestQueue is an EIP-7002 / EIP-7251 queue contract.
+type requestQueue struct {
+	addr     common.Address
+	codeHash common.Hash
+	target   uint64 // target requests per block
+}
+
+var (
+	withdrawalQueue    = requestQueue{params.WithdrawalQueueAddress, withdrawalCodeHash, 2}
+	consolidationQueue = requestQueue{params.ConsolidationQueueAddress, consolidationCodeHash, 1}
+)
+
+// native reports whether the system calls of a block may be written
+// directly.
+func (s *simulator) native(header *types.Header) bool {
+	return s.e.opts.Roots == RootZero && !s.e.config.IsAmsterdam(header.Number, header.Time)
+}
+
+func slotHash(i uint64) common.Hash { return common.BigToHash(new(big.Int).SetUint64(i)) }
+
+// preExecution is core.PreExecution.
+func (s *simulator) preExecution(ctx context.Context, db *state.StateDB, header, parent *types.Header, evm *vm.EVM) *bal.ConstructionBlockAccessList {
+	cfg := s.e.config
+	if !s.native(header) || (header.ParentBeaconRoot != nil && db.GetCodeHash(params.BeaconRootsAddress) != beaconRootsCodeHash) ||
+		(cfg.IsPrague(header.Number, header.Time) && db.GetCodeHash(params.HistoryStorageAddress) != historyCodeHash) {
+		return core.PreExecution(ctx, header.ParentBeaconRoot, parent, cfg, evm, header.Number, header.Time)
+	}
+	if root := header.ParentBeaconRoot; root != nil {
+		i := header.Time % historyWindow
+		db.SetState(params.BeaconRootsAddress, slotHash(i), slotHash(header.Time))
+		db.SetState(params.BeaconRootsAddress, slotHash(i+historyWindow), *root)
+	}
+	if cfg.IsPrague(header.Number, header.Time) {
+		db.SetState(params.HistoryStorageAddress, slotHash((header.Number.Uint64()-1)%historyWindow), parent.Hash())
+	}
+	return nil
+}
+
+// postExecution is core.PostExecution.
+func (s *simulator) postExecution(ctx context.Context, db *state.StateDB, header *types.Header, logs []*types.Log, evm *vm.EVM, index uint32) ([][]byte, *bal.ConstructionBlockAccessList, error) {
+	cfg := s.e.config
+	if !cfg.IsPrague(header.Number, header.Time) {
+		return nil, nil, nil
+	}
+	if !s.native(header) || !withdrawalQueue.emptyAt(db) || !consolidationQueue.emptyAt(db) {
+		return core.PostExecution(ctx, cfg, header.Number, header.Time, logs, evm, index)
+	}
+	requests := [][]byte{}
+	if err := core.ParseDepositLogs(&requests, logs, cfg); err != nil {
+		return nil, nil, err
+	}
+	withdrawalQueue.dequeueNone(db)
+	consolidationQueue.dequeueNone(db)
+	return requests, nil, nil
+}
+
+// emptyAt reports whether the queue holds the canonical code and no
+// requests.
+func (q requestQueue) emptyAt(db *state.StateDB) bool {
+	return db.GetCodeHash(q.addr) == q.codeHash && db.GetState(q.addr, slotHash(queueHeadSlot)) == db.GetState(q.addr, slotHash(queueTailSlot))
+}
+
+// dequeueNone is the system call on an empty queue: no requests; the
+// excess moves by this block's count against the target (an inhibited
+// excess counts as zero), the count resets, and head and tail reset.
+func (q requestQueue) dequeueNone(db *state.StateDB) {
+	excess := new(uint256.Int).SetBytes32(db.GetState(q.addr, slotHash(queueExcessSlot)).Bytes())
+	if excess.Eq(excessInhibitor) {
+		excess.Clear()
+	}
+	count := new(uint256.Int).SetBytes32(db.GetState(q.addr, slotHash(queueCountSlot)).Bytes())
+	sum, overflow := new(uint256.Int).AddOverflow(excess, count)
+	target := uint256.NewInt(q.target)
+	next := new(uint256.Int)
+	if overflow || sum.Gt(target) {
+		next.Sub(sum, target)
+	}
+	db.SetState(q.addr, slotHash(queueExcessSlot), next.Bytes32())
+	db.SetState(q.addr, slotHash(queueCountSlot), common.Hash{})
+	db.SetState(q.addr, slotHash(queueHeadSlot), common.Hash{})
+	db.SetState(q.addr, slotHash(queueTailSlot), common.Hash{})
+}
