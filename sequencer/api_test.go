@@ -1,0 +1,241 @@
+package sequencer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/preconf/preconf/api"
+	"github.com/preconf/preconf/rpc"
+)
+
+type rpcResult struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+func newAPIHarness(t *testing.T, blockTime time.Duration) (*harness, *rpc.Server) {
+	h := newHarness(t, "", blockTime)
+	srv := rpc.NewServer(rpc.Options{})
+	api.New(h.chain, h.src).Register(srv)
+	h.seq.Register(srv)
+	return h, srv
+}
+
+func call(t *testing.T, srv *rpc.Server, method string, params ...any) rpcResult {
+	t.Helper()
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	var res rpcResult
+	if err := json.Unmarshal(srv.Handle(context.Background(), req), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func raw(t *testing.T, tx *types.Transaction) hexutil.Bytes {
+	b, err := tx.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestSendRawTransactionErrors(t *testing.T) {
+	h, srv := newAPIHarness(t, testBlockTime)
+	defer h.stop()
+	key := h.keys[0]
+	mk := func(nonce, gas uint64, feeCap int64, value *big.Int) *types.Transaction {
+		return h.sign(key, &types.DynamicFeeTx{ChainID: h.chain.Config().ChainID, Nonce: nonce, Gas: gas, GasFeeCap: big.NewInt(feeCap), GasTipCap: big.NewInt(1), To: &common.Address{1}, Value: value})
+	}
+	ok := mk(0, 21000, 100*params.GWei, nil)
+	if r := call(t, srv, "eth_sendRawTransaction", raw(t, ok)); r.Error != nil || string(r.Result) != fmt.Sprintf("%q", ok.Hash().Hex()) {
+		t.Fatalf("send: %s %+v", r.Result, r.Error)
+	}
+	h.waitFor("pre-confirmation", func() bool { return h.preconfirmed(ok) })
+	huge := new(big.Int).Mul(big.NewInt(1e6), big.NewInt(params.Ether))
+	wrongChain, _ := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(1)), &types.DynamicFeeTx{ChainID: big.NewInt(1), Nonce: 1, Gas: 21000, GasFeeCap: big.NewInt(100 * params.GWei), To: &common.Address{}})
+	tests := []struct {
+		name  string
+		input any
+		code  int
+		msg   string
+	}{
+		{"nonce too low", raw(t, mk(0, 21000, 100*params.GWei, nil)), -32000, "nonce too low: next nonce 1, tx nonce 0"},
+		{"intrinsic gas", raw(t, mk(1, 20000, 100*params.GWei, nil)), -32000, "intrinsic gas too low: gas 20000, minimum needed 21000"},
+		{"insufficient funds", raw(t, mk(1, 21000, 100*params.GWei, huge)), -32000, "insufficient funds for gas * price + value"},
+		{"fee cap below base fee", raw(t, mk(1, 21000, 1, nil)), -32000, "max fee per gas less than block base fee"},
+		{"wrong chain", raw(t, wrongChain), -32000, "invalid sender: invalid chain id for signer"},
+		{"garbage", hexutil.Bytes{0x02, 0x01}, -32602, "invalid transaction"},
+		{"not hex", "zz", -32602, "invalid argument 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := call(t, srv, "eth_sendRawTransaction", tt.input)
+			if r.Error == nil {
+				t.Fatalf("accepted: %s", r.Result)
+			}
+			if r.Error.Code != tt.code || !strings.HasPrefix(r.Error.Message, tt.msg) {
+				t.Errorf("error %d %q, want %d %q…", r.Error.Code, r.Error.Message, tt.code, tt.msg)
+			}
+		})
+	}
+	// Replacement needs a fee bump.
+	a := mk(5, 21000, 100*params.GWei, nil)
+	call(t, srv, "eth_sendRawTransaction", raw(t, a))
+	b := h.sign(key, &types.DynamicFeeTx{ChainID: h.chain.Config().ChainID, Nonce: 5, Gas: 21000, GasFeeCap: big.NewInt(100 * params.GWei), GasTipCap: big.NewInt(1), To: &common.Address{2}})
+	if r := call(t, srv, "eth_sendRawTransaction", raw(t, b)); r.Error == nil || r.Error.Message != "replacement transaction underpriced" {
+		t.Errorf("replacement: %+v", r.Error)
+	}
+	// The gapped one is queued.
+	var status map[string]hexutil.Uint
+	json.Unmarshal(call(t, srv, "txpool_status").Result, &status)
+	if status["queued"] != 1 || status["pending"] != 0 {
+		t.Errorf("txpool_status %v, want 1 queued", status)
+	}
+	var content map[string]map[string]map[string]map[string]any
+	json.Unmarshal(call(t, srv, "txpool_content").Result, &content)
+	from := crypto.PubkeyToAddress(key.PublicKey).Hex()
+	if q := content["queued"][from]["5"]; q == nil || q["hash"] != a.Hash().Hex() || q["blockNumber"] != nil {
+		t.Errorf("txpool_content queued: %v", content["queued"])
+	}
+	var inspect map[string]map[string]map[string]string
+	json.Unmarshal(call(t, srv, "txpool_inspect").Result, &inspect)
+	if s := inspect["queued"][from]["5"]; !strings.Contains(s, "21000 gas") {
+		t.Errorf("txpool_inspect: %q", s)
+	}
+}
+
+func TestSendRawTransactionSync(t *testing.T) {
+	h, srv := newAPIHarness(t, 2*time.Second)
+	defer h.stop()
+	key := h.keys[1]
+	tx := h.sign(key, &types.DynamicFeeTx{ChainID: h.chain.Config().ChainID, Nonce: 0, Gas: 21000, GasFeeCap: big.NewInt(100 * params.GWei), GasTipCap: big.NewInt(1), To: &common.Address{9}, Value: big.NewInt(7)})
+	r := call(t, srv, "eth_sendRawTransactionSync", raw(t, tx), "0x2710")
+	if r.Error != nil {
+		t.Fatalf("sync: %+v", r.Error)
+	}
+	var rec struct {
+		TransactionHash common.Hash    `json:"transactionHash"`
+		Status          hexutil.Uint64 `json:"status"`
+		BlockNumber     hexutil.Uint64 `json:"blockNumber"`
+	}
+	if err := json.Unmarshal(r.Result, &rec); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.src.Current()
+	if rec.TransactionHash != tx.Hash() || rec.Status != 1 {
+		t.Errorf("receipt %s", r.Result)
+	}
+	// The receipt names the block it lands in: pending's number, not sealed
+	// yet (unless the 2 s block happened to seal meanwhile).
+	if uint64(rec.BlockNumber) != h.chain.Head().Number.Uint64()+1 && !h.sealed(tx) {
+		t.Errorf("receipt block %d, head %d", rec.BlockNumber, h.chain.Head().Number)
+	}
+	if _, _, _, ok := snap.Tx(tx.Hash()); !ok && !h.sealed(tx) {
+		t.Error("sync answered before the transaction was visible")
+	}
+	// Visible at pending right away.
+	var bal hexutil.Big
+	json.Unmarshal(call(t, srv, "eth_getBalance", common.Address{9}, "pending").Result, &bal)
+	if bal.ToInt().Int64() != 7 {
+		t.Errorf("pending balance %v", bal.ToInt())
+	}
+	// Same transaction again: the same receipt.
+	if r2 := call(t, srv, "eth_sendRawTransactionSync", raw(t, tx)); r2.Error != nil {
+		t.Errorf("resend: %+v", r2.Error)
+	}
+	// A nonce gap answers at once with the expected nonce.
+	gap := h.sign(key, &types.DynamicFeeTx{ChainID: h.chain.Config().ChainID, Nonce: 3, Gas: 21000, GasFeeCap: big.NewInt(100 * params.GWei), GasTipCap: big.NewInt(1), To: &common.Address{9}})
+	r = call(t, srv, "eth_sendRawTransactionSync", raw(t, gap), 100)
+	if r.Error == nil || r.Error.Code != -32000 || string(r.Error.Data) != `"0x1"` || !strings.HasPrefix(r.Error.Message, "nonce too high") {
+		t.Errorf("gap: %+v", r.Error)
+	}
+}
+
+func TestSendTransactionDevAccounts(t *testing.T) {
+	h, srv := newAPIHarness(t, testBlockTime)
+	defer h.stop()
+	var accounts []common.Address
+	json.Unmarshal(call(t, srv, "eth_accounts").Result, &accounts)
+	if len(accounts) != 10 || accounts[0] != common.HexToAddress("0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266") {
+		t.Fatalf("eth_accounts %v", accounts)
+	}
+	to := common.HexToAddress("0x1234")
+	r := call(t, srv, "eth_sendTransaction", map[string]any{"from": accounts[3], "to": to, "value": "0x64"})
+	if r.Error != nil {
+		t.Fatalf("send: %+v", r.Error)
+	}
+	var hash common.Hash
+	json.Unmarshal(r.Result, &hash)
+	h.waitFor("sealed", func() bool {
+		_, _, _, _, ok := h.chain.TxLookup(hash)
+		return ok
+	})
+	tx, _, _, _, _ := h.chain.TxLookup(hash)
+	if tx.Type() != types.DynamicFeeTxType || tx.Gas() != 21000 || tx.Value().Int64() != 100 {
+		t.Errorf("built tx: type %d gas %d value %v", tx.Type(), tx.Gas(), tx.Value())
+	}
+	// Contract creation: gas comes from eth_estimateGas.
+	r = call(t, srv, "eth_sendTransaction", map[string]any{"from": accounts[3], "input": hexutil.Bytes(initcode(loggerRuntime))})
+	if r.Error != nil {
+		t.Fatalf("deploy: %+v", r.Error)
+	}
+	// Legacy when gasPrice is given.
+	r = call(t, srv, "eth_signTransaction", map[string]any{"from": accounts[3], "to": to, "gasPrice": "0x174876e800", "gas": "0x5208", "nonce": "0x9"})
+	var signed struct {
+		Raw hexutil.Bytes `json:"raw"`
+	}
+	if r.Error != nil || json.Unmarshal(r.Result, &signed) != nil {
+		t.Fatalf("signTransaction: %+v", r.Error)
+	}
+	stx := new(types.Transaction)
+	if err := stx.UnmarshalBinary(signed.Raw); err != nil || stx.Type() != types.LegacyTxType || stx.Nonce() != 9 {
+		t.Errorf("signed: %v type %d nonce %d", err, stx.Type(), stx.Nonce())
+	}
+	if r := call(t, srv, "eth_sendTransaction", map[string]any{"from": common.Address{5}, "to": to}); r.Error == nil || r.Error.Message != "unknown account" {
+		t.Errorf("unknown account: %+v", r.Error)
+	}
+	// personal_sign / eth_sign recover to the account.
+	msg := hexutil.Bytes("hello")
+	for _, m := range []struct {
+		method string
+		params []any
+	}{{"personal_sign", []any{msg, accounts[2]}}, {"eth_sign", []any{accounts[2], msg}}} {
+		var sig hexutil.Bytes
+		r := call(t, srv, m.method, m.params...)
+		if r.Error != nil || json.Unmarshal(r.Result, &sig) != nil || len(sig) != 65 {
+			t.Fatalf("%s: %+v %s", m.method, r.Error, r.Result)
+		}
+		sig[64] -= 27
+		pub, err := crypto.SigToPub(crypto.Keccak256([]byte("\x19Ethereum Signed Message:\n5hello")), sig)
+		if err != nil || crypto.PubkeyToAddress(*pub) != accounts[2] {
+			t.Errorf("%s signature recovers to %v (%v)", m.method, pub, err)
+		}
+	}
+}
+
+func TestDisabled(t *testing.T) {
+	srv := rpc.NewServer(rpc.Options{})
+	RegisterDisabled(srv)
+	r := call(t, srv, "eth_sendRawTransaction", "0x00")
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "--block-time 0") {
+		t.Errorf("%+v", r.Error)
+	}
+	if r := call(t, srv, "txpool_status"); string(r.Result) != `{"pending":"0x0","queued":"0x0"}` {
+		t.Errorf("txpool_status %s", r.Result)
+	}
+}

@@ -1,0 +1,275 @@
+package sequencer
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"math/rand"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/preconf/preconf/chain"
+)
+
+const crashPort = 58552
+
+type crashNode struct {
+	t    *testing.T
+	bin  string
+	dir  string
+	cmd  *exec.Cmd
+	url  string
+	http *http.Client
+	logs *os.File
+}
+
+func (n *crashNode) start() {
+	n.t.Helper()
+	n.cmd = exec.Command(n.bin, "--datadir", n.dir, "--http.port", fmt.Sprint(crashPort),
+		"--block-time", "1s", "--flashblock-interval", "100ms", "--log.level", "info")
+	n.cmd.Stdout, n.cmd.Stderr = n.logs, n.logs
+	if err := n.cmd.Start(); err != nil {
+		n.t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := n.call("eth_blockNumber"); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			n.t.Fatalf("node did not come up; log in %s", n.logs.Name())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// kill sends SIGKILL: no shutdown code runs.
+func (n *crashNode) kill() {
+	n.cmd.Process.Kill()
+	n.cmd.Wait()
+}
+
+type rpcErr struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcErr) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) }
+
+func (n *crashNode) call(method string, params ...any) (json.RawMessage, error) {
+	if params == nil {
+		params = []any{}
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	resp, err := n.http.Post(n.url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcErr         `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, err
+	}
+	if out.Error != nil {
+		return nil, out.Error
+	}
+	return out.Result, nil
+}
+
+type ackedTx struct {
+	hash  common.Hash
+	block uint64
+	index uint64
+	sync  bool // acknowledged as pre-confirmed (else: only admitted)
+}
+
+// TestCrashRecovery builds the real binary, streams transactions at it and
+// kills it with SIGKILL at random moments, five times. Every transaction
+// whose pre-confirmation was acknowledged (eth_sendRawTransactionSync
+// returned a receipt) must afterwards be in the chain at exactly the block
+// and index the receipt promised; every transaction only admitted
+// (eth_sendRawTransaction returned its hash) must be in the chain; and every
+// block seen sealed must keep its hash.
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills a real node")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "preconf")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	logs, err := os.Create(filepath.Join(tmp, "node.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
+	n := &crashNode{t: t, bin: bin, dir: filepath.Join(tmp, "data"), url: fmt.Sprintf("http://127.0.0.1:%d", crashPort),
+		http: &http.Client{Timeout: 15 * time.Second}, logs: logs}
+	n.start()
+	defer func() {
+		if n.cmd.ProcessState == nil {
+			n.kill()
+		}
+	}()
+
+	var keys []*ecdsa.PrivateKey
+	for _, k := range chain.DevKeys[:5] {
+		key, _ := crypto.HexToECDSA(k)
+		keys = append(keys, key)
+	}
+	signer := types.LatestSignerForChainID(big.NewInt(chain.DevChainID))
+	var (
+		mu     sync.Mutex
+		acked  []ackedTx
+		sealed = map[uint64]common.Hash{}
+	)
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	const kills = 5
+	for round := 0; round <= kills; round++ {
+		// Resynchronise nonces: wait until re-admitted transactions have
+		// executed, then take the pending nonce.
+		waitPoolEmpty(t, n)
+		nonces := make([]uint64, len(keys))
+		for i, k := range keys {
+			res, err := n.call("eth_getTransactionCount", crypto.PubkeyToAddress(k.PublicKey), "pending")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var q hexutil.Uint64
+			json.Unmarshal(res, &q)
+			nonces[i] = uint64(q)
+		}
+		if round == kills {
+			break
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for i, key := range keys {
+			wg.Add(1)
+			go func(i int, key *ecdsa.PrivateKey) {
+				defer wg.Done()
+				to := common.BigToAddress(big.NewInt(int64(0x1000 + i)))
+				for ctx.Err() == nil {
+					tx, _ := types.SignNewTx(key, signer, &types.DynamicFeeTx{ChainID: big.NewInt(chain.DevChainID), Nonce: nonces[i], Gas: 21000,
+						GasFeeCap: big.NewInt(100 * params.GWei), GasTipCap: big.NewInt(1), To: &to, Value: big.NewInt(1)})
+					raw, _ := tx.MarshalBinary()
+					syncSend := i != 0 // account 0 only gets pool acknowledgements
+					method := "eth_sendRawTransaction"
+					if syncSend {
+						method = "eth_sendRawTransactionSync"
+					}
+					res, err := n.call(method, hexutil.Bytes(raw))
+					if err != nil {
+						return // the node died mid-call: not acknowledged
+					}
+					a := ackedTx{hash: tx.Hash(), sync: syncSend}
+					if syncSend {
+						var rec struct {
+							BlockNumber      hexutil.Uint64 `json:"blockNumber"`
+							TransactionIndex hexutil.Uint64 `json:"transactionIndex"`
+						}
+						if json.Unmarshal(res, &rec) != nil {
+							return
+						}
+						a.block, a.index = uint64(rec.BlockNumber), uint64(rec.TransactionIndex)
+					} else {
+						time.Sleep(5 * time.Millisecond)
+					}
+					nonces[i]++
+					mu.Lock()
+					acked = append(acked, a)
+					mu.Unlock()
+				}
+			}(i, key)
+		}
+		// Note sealed blocks while streaming.
+		stopAt := time.Now().Add(time.Duration(300+rng.Intn(1700)) * time.Millisecond)
+		for time.Now().Before(stopAt) {
+			if res, err := n.call("eth_getBlockByNumber", "latest", false); err == nil {
+				var b struct {
+					Number hexutil.Uint64 `json:"number"`
+					Hash   common.Hash    `json:"hash"`
+				}
+				if json.Unmarshal(res, &b) == nil {
+					mu.Lock()
+					sealed[uint64(b.Number)] = b.Hash
+					mu.Unlock()
+				}
+			}
+			time.Sleep(time.Duration(20+rng.Intn(80)) * time.Millisecond)
+		}
+		n.kill()
+		cancel()
+		wg.Wait()
+		t.Logf("round %d: killed; %d acknowledged so far", round, len(acked))
+		n.start()
+	}
+	// Everything acknowledged is (or is about to be) sealed.
+	syncCount := 0
+	for _, a := range acked {
+		var rec struct {
+			BlockNumber      hexutil.Uint64 `json:"blockNumber"`
+			TransactionIndex hexutil.Uint64 `json:"transactionIndex"`
+		}
+		res, err := n.call("eth_getTransactionReceipt", a.hash)
+		if err != nil || string(res) == "null" || json.Unmarshal(res, &rec) != nil {
+			t.Errorf("acknowledged tx %v lost after crashes (%v)", a.hash, err)
+			continue
+		}
+		if a.sync {
+			syncCount++
+			if uint64(rec.BlockNumber) != a.block || uint64(rec.TransactionIndex) != a.index {
+				t.Errorf("tx %v pre-confirmed at block %d index %d, now at block %d index %d", a.hash, a.block, a.index, rec.BlockNumber, rec.TransactionIndex)
+			}
+		}
+	}
+	for num, hash := range sealed {
+		res, err := n.call("eth_getBlockByNumber", hexutil.Uint64(num), false)
+		var b struct {
+			Hash common.Hash `json:"hash"`
+		}
+		if err != nil || json.Unmarshal(res, &b) != nil || b.Hash != hash {
+			t.Errorf("sealed block %d was %v, now %v (%v)", num, hash, b.Hash, err)
+		}
+	}
+	if syncCount < 10 || len(acked) == syncCount {
+		t.Fatalf("too little traffic to judge: %d acknowledged, %d pre-confirmations", len(acked), syncCount)
+	}
+	t.Logf("%d kills: %d pre-confirmations and %d pool admissions acknowledged, all present; %d sealed blocks kept their hashes", kills, syncCount, len(acked)-syncCount, len(sealed))
+}
+
+func waitPoolEmpty(t *testing.T, n *crashNode) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := n.call("txpool_status")
+		var st map[string]hexutil.Uint
+		if err == nil && json.Unmarshal(res, &st) == nil && st["pending"] == 0 && st["queued"] == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pool did not drain: %s %v", res, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
