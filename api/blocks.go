@@ -106,6 +106,17 @@ func refParam(p rpc.Params, i int) (BlockRef, error) {
 	return ref, nil
 }
 
+// argument decodes required argument i as go-ethereum does: it must be
+// given, but JSON null is accepted and leaves v at its zero value (false,
+// an empty list, an empty filter).
+func argument(p rpc.Params, i int, v any) error {
+	if i >= p.Len() {
+		return rpc.InvalidParams("missing value for required argument %d", i)
+	}
+	_, err := p.Optional(i, v)
+	return err
+}
+
 func (a *API) getBlockByNumber(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(2); err != nil {
 		return nil, err
@@ -131,7 +142,7 @@ func (a *API) getBlockByHash(_ context.Context, p rpc.Params) (any, error) {
 // blockResult answers eth_getBlockBy*: the block object or null.
 func (a *API) blockResult(p rpc.Params, ref BlockRef) (any, error) {
 	var fullTx bool
-	if err := p.Required(1, &fullTx); err != nil {
+	if err := argument(p, 1, &fullTx); err != nil {
 		return nil, err
 	}
 	v, err := a.resolveBlock(ref)

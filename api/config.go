@@ -32,7 +32,10 @@ type configResult struct {
 // config implements eth_config (EIP-7910): the fork active at the head, the
 // next scheduled one and the last scheduled one (both null when no fork is
 // scheduled). Only time-based forks are described, as the EIP says.
-func (a *API) config(context.Context, rpc.Params) (any, error) {
+func (a *API) config(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(0); err != nil {
+		return nil, err
+	}
 	cfg := a.chain.Config()
 	genesis := a.chain.Genesis()
 	now := a.chain.Head().Time

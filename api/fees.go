@@ -153,7 +153,10 @@ func (a *API) blockTips(n uint64) []*big.Int {
 	return prices
 }
 
-func (a *API) gasPrice(context.Context, rpc.Params) (any, error) {
+func (a *API) gasPrice(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(0); err != nil {
+		return nil, err
+	}
 	tip := a.suggestTip()
 	if head := a.chain.Head(); head.BaseFee != nil {
 		tip.Add(tip, head.BaseFee)
@@ -161,12 +164,18 @@ func (a *API) gasPrice(context.Context, rpc.Params) (any, error) {
 	return (*hexutil.Big)(tip), nil
 }
 
-func (a *API) maxPriorityFeePerGas(context.Context, rpc.Params) (any, error) {
+func (a *API) maxPriorityFeePerGas(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(0); err != nil {
+		return nil, err
+	}
 	return (*hexutil.Big)(a.suggestTip()), nil
 }
 
 // blobBaseFee is the blob base fee at the head (null before Cancun).
-func (a *API) blobBaseFee(context.Context, rpc.Params) (any, error) {
+func (a *API) blobBaseFee(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(0); err != nil {
+		return nil, err
+	}
 	head := a.chain.Head()
 	if head.ExcessBlobGas == nil {
 		return nil, nil
@@ -175,7 +184,10 @@ func (a *API) blobBaseFee(context.Context, rpc.Params) (any, error) {
 }
 
 // baseFee is the base fee of the next block (null before London).
-func (a *API) baseFee(context.Context, rpc.Params) (any, error) {
+func (a *API) baseFee(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(0); err != nil {
+		return nil, err
+	}
 	head := a.chain.Head()
 	cfg := a.chain.Config()
 	if !cfg.IsLondon(new(big.Int).Add(head.Number, common.Big1)) {
@@ -221,12 +233,8 @@ func (a *API) feeHistory(_ context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The percentiles are a required argument (null stands for none).
-	if p.Len() < 3 {
-		return nil, rpc.InvalidParams("missing value for required argument 2")
-	}
-	var percentiles []float64
-	if _, err := p.Optional(2, &percentiles); err != nil {
+	var percentiles []float64 // required, but null stands for none
+	if err := argument(p, 2, &percentiles); err != nil {
 		return nil, err
 	}
 	empty := &feeHistoryResult{OldestBlock: (*hexutil.Big)(new(big.Int))}

@@ -279,7 +279,7 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 		return nil, err
 	}
 	var f LogFilter
-	if err := p.Required(0, &f); err != nil {
+	if err := argument(p, 0, &f); err != nil {
 		return nil, err
 	}
 	if len(f.Addresses) > logQueryLimit {

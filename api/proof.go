@@ -70,7 +70,7 @@ func (a *API) getProof(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.Required(0, &addr); err != nil {
 		return nil, err
 	}
-	if err := p.Required(1, &rawKeys); err != nil {
+	if err := argument(p, 1, &rawKeys); err != nil {
 		return nil, err
 	}
 	ref, err := blockRefParam(p, 2)
