@@ -73,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.Profile, "profile", false, "collect a CPU profile of preconf during each workload of the last round (into -out)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the scratch dir (node logs and data) after the run")
 	fs.BoolVar(&o.Sequencer, "preconf-sequencer", false, "run preconf with its sequencer (2 s blocks, 200 ms flashblocks) instead of --block-time 0, so pending reads are served from live pending snapshots")
+	addLatencyFlags(fs) // -preconf-latency and its options (preconf_latency.go)
 	list := fs.Bool("list", false, "list the workloads and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -118,6 +119,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "bench:", err)
 		return 2
+	}
+	if latencyOpts.Enabled {
+		return runLatency(o, stdout, stderr)
 	}
 	rep, err := benchmark(o, stderr)
 	if rep != nil {
@@ -237,7 +241,11 @@ func measureNode(e *env, o options, rep *report, kind nodeKind, bin string, roun
 			}(w.Name)
 		}
 		cfg.Duration = o.Duration
+		cpu0, cpuOK := n.cpuTime()
 		res, err := runLoad(cfg)
+		if cpu1, ok := n.cpuTime(); ok && cpuOK && err == nil && res.Requests > 0 {
+			res.ServerCPU = (cpu1 - cpu0) / time.Duration(res.Requests)
+		}
 		if prof != nil {
 			if perr := <-prof; perr != nil {
 				fmt.Fprintf(e.log, "  profile %s: %v\n", w.Name, perr)
@@ -250,8 +258,8 @@ func measureNode(e *env, o options, rep *report, kind nodeKind, bin string, roun
 			rep.fail(kind.Name, round, fmt.Errorf("%s: %d failed requests, first: %s", w.Name, res.Errors, res.FirstError))
 		}
 		rep.add(round, kind.Name, w.Name, res, true)
-		fmt.Fprintf(e.log, "  %-8s %-28s %9.0f req/s  p50 %6s  p99 %6s  max %7s  errors %d\n", kind.Name, w.Name, res.RPS,
-			fmtDur(res.P50), fmtDur(res.P99), fmtDur(res.Max), res.Errors)
+		fmt.Fprintf(e.log, "  %-8s %-28s %9.0f req/s  p50 %6s  p99 %6s  max %7s  cpu/req %5.1fµs  errors %d\n", kind.Name, w.Name, res.RPS,
+			fmtDur(res.P50), fmtDur(res.P99), fmtDur(res.Max), us(res.ServerCPU), res.Errors)
 	}
 	return nil
 }
