@@ -40,6 +40,8 @@ type loadResult struct {
 	P50        time.Duration `json:"p50_ns"`
 	P99        time.Duration `json:"p99_ns"`
 	Max        time.Duration `json:"max_ns"`
+	// ServerCPU is the node's CPU time per answered request (0: unknown).
+	ServerCPU time.Duration `json:"server_cpu_per_request_ns"`
 }
 
 // runLoad runs one closed-loop load test.

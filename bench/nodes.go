@@ -265,6 +265,31 @@ func (n *runningNode) stop() {
 	}
 }
 
+// cpuTime is the CPU time (user + system, all threads) the node's process
+// has used, from /proc (Linux; 10 ms resolution).
+func (n *runningNode) cpuTime() (time.Duration, bool) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n.cmd.Process.Pid))
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the command name (which may hold spaces) start at ") ".
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	const clkTck = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / clkTck, true
+}
+
 // version asks the node for web3_clientVersion.
 func (n *runningNode) version() string {
 	raw, err := rpcCall(n.addr, "web3_clientVersion")

@@ -44,6 +44,8 @@ type nodeStats struct {
 	P50Ms  float64 `json:"p50_ms"`
 	P99Ms  float64 `json:"p99_ms"`
 	MaxMs  float64 `json:"max_ms"`
+	// CPUUs is the node's CPU time per request in µs (0: not measured).
+	CPUUs  float64 `json:"server_cpu_per_request_us"`
 	Errors int64   `json:"errors"`
 }
 
@@ -55,6 +57,9 @@ type summary struct {
 	Ratio map[string]float64 `json:"ratio_rps"`
 	// P99Ratio is preconf's median p99 over the peer's (<1: preconf lower).
 	P99Ratio map[string]float64 `json:"ratio_p99"`
+	// CPURatio is the peer's CPU per request over preconf's (>1: preconf
+	// needs less CPU per answer).
+	CPURatio map[string]float64 `json:"ratio_cpu_per_request"`
 }
 
 func newReport(o options, wls []workload) *report {
@@ -95,9 +100,9 @@ func (r *report) add(round int, node, workload string, res loadResult, ok bool) 
 func (r *report) summarise() {
 	r.Summary = nil
 	for _, w := range r.Workloads {
-		s := summary{Workload: w, Nodes: map[string]*nodeStats{}, Ratio: map[string]float64{}, P99Ratio: map[string]float64{}}
+		s := summary{Workload: w, Nodes: map[string]*nodeStats{}, Ratio: map[string]float64{}, P99Ratio: map[string]float64{}, CPURatio: map[string]float64{}}
 		for _, n := range r.Nodes {
-			var rps, p50, p99, mx []float64
+			var rps, p50, p99, mx, cpu []float64
 			var errs int64
 			for _, run := range r.Runs {
 				if run.Node != n || run.Workload != w {
@@ -112,11 +117,14 @@ func (r *report) summarise() {
 				p50 = append(p50, ms(run.P50))
 				p99 = append(p99, ms(run.P99))
 				mx = append(mx, ms(run.Max))
+				if run.ServerCPU > 0 {
+					cpu = append(cpu, us(run.ServerCPU))
+				}
 			}
 			if len(rps) == 0 && errs == 0 {
 				continue
 			}
-			s.Nodes[n] = &nodeStats{Rounds: len(rps), RPS: median(rps), P50Ms: median(p50), P99Ms: median(p99), MaxMs: median(mx), Errors: errs}
+			s.Nodes[n] = &nodeStats{Rounds: len(rps), RPS: median(rps), P50Ms: median(p50), P99Ms: median(p99), MaxMs: median(mx), CPUUs: median(cpu), Errors: errs}
 		}
 		if base := s.Nodes["preconf"]; base != nil && base.Rounds > 0 {
 			for n, st := range s.Nodes {
@@ -128,6 +136,9 @@ func (r *report) summarise() {
 				}
 				if st.P99Ms > 0 {
 					s.P99Ratio[n] = base.P99Ms / st.P99Ms
+				}
+				if base.CPUUs > 0 && st.CPUUs > 0 {
+					s.CPURatio[n] = st.CPUUs / base.CPUUs
 				}
 			}
 		}
@@ -148,6 +159,8 @@ func median(v []float64) float64 {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func fmtDur(d time.Duration) string {
 	switch {
@@ -220,6 +233,38 @@ func (r *report) markdown() string {
 		for _, p := range peers {
 			if x, ok := s.Ratio[p]; ok {
 				fmt.Fprintf(&b, " **%.2f×** |", x)
+			} else {
+				b.WriteString(" – |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	// The node's own CPU time per answer: independent of how much CPU the
+	// rest of the machine (load generator included) took meanwhile.
+	b.WriteString("\nNode CPU time per request (µs, user + system, median over rounds; ratio = peer ÷ preconf, > 1: preconf cheaper):\n\n| workload |")
+	for _, n := range r.Nodes {
+		fmt.Fprintf(&b, " %s |", n)
+	}
+	for _, p := range peers {
+		fmt.Fprintf(&b, " %s/preconf |", p)
+	}
+	b.WriteString("\n|---|")
+	for range len(r.Nodes) + len(peers) {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, s := range r.Summary {
+		fmt.Fprintf(&b, "| %s |", s.Workload)
+		for _, n := range r.Nodes {
+			if st := s.Nodes[n]; st != nil && st.CPUUs > 0 {
+				fmt.Fprintf(&b, " %.1f |", st.CPUUs)
+			} else {
+				b.WriteString(" – |")
+			}
+		}
+		for _, p := range peers {
+			if x, ok := s.CPURatio[p]; ok {
+				fmt.Fprintf(&b, " %.2f× |", x)
 			} else {
 				b.WriteString(" – |")
 			}
