@@ -157,6 +157,21 @@ func TestDiffAgainstGeth(t *testing.T) {
 		}
 	}
 
+	// Odd and bad input: tags and numbers in the wrong form, nulls for
+	// required arguments, surplus arguments.
+	for _, c := range [][2]string{
+		{"eth_getBlockByNumber", `[{"blockNumber":"0x1"},false]`}, {"eth_getBlockByNumber", `["0x8000000000000000",false]`},
+		{"eth_getBlockByNumber", `["0x1",null]`}, {"eth_getBlockByNumber", `["0x01",false]`}, {"eth_getBlockByNumber", `[]`},
+		{"eth_getBlockByHash", `[null,false]`}, {"eth_getBlockByHash", `["0x1234",false]`},
+		{"eth_getTransactionByBlockNumberAndIndex", `["0x1","0x10000000000000000"]`}, {"eth_getTransactionByHash", `["0x00","x"]`},
+		{"eth_getProof", `["` + contract + `",null,"latest"]`}, {"eth_getProof", `["` + contract + `",["0x"],"latest"]`},
+		{"eth_getLogs", `[null]`}, {"eth_getLogs", `[{"fromBlock":1}]`}, {"eth_getLogs", `["x"]`}, {"eth_getLogs", `[{"topics":[null,[null]]}]`},
+		{"eth_feeHistory", `["abc","latest",[]]`}, {"eth_feeHistory", `["0x1","latest",[1,"x"]]`}, {"eth_feeHistory", `["0x1","latest",[],1]`},
+		{"eth_getBlockReceipts", `[]`}, {"debug_getRawBlock", `["earliest"]`}, {"eth_gasPrice", `[1]`}, {"eth_config", `[1]`},
+	} {
+		reqs = append(reqs, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+c[0]+`","params":`+c[1]+`}`))
+	}
+
 	same := 0
 	for _, req := range reqs {
 		ours, theirs := post(n.URL(), req), post(gethURL, req)
