@@ -69,6 +69,9 @@ func appendBig(b []byte, v *big.Int) []byte {
 	if v == nil {
 		return append(b, "null"...)
 	}
+	if v.IsUint64() { // no big-number formatting (it allocates)
+		return appendU64(b, v.Uint64())
+	}
 	b = append(b, '"')
 	if v.Sign() < 0 {
 		b = append(b, '-')

@@ -324,6 +324,8 @@ func TestHexEncodings(t *testing.T) {
 		{string(appendBig(nil, nil)), `null`},
 		{string(appendBig(nil, new(big.Int))), `"0x0"`},
 		{string(appendBig(nil, big.NewInt(-17))), `"-0x11"`},
+		{string(appendBig(nil, new(big.Int).Lsh(big.NewInt(1), 70))), `"0x400000000000000000"`},
+		{string(appendBig(nil, new(big.Int).SetUint64(1<<63))), `"0x8000000000000000"`},
 		{string(appendHexBytes(nil, nil)), `"0x"`},
 		{string(appendHashes(nil, nil)), `[]`},
 	}
