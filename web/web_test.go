@@ -238,3 +238,29 @@ func TestStateLongPoll(t *testing.T) {
 		t.Errorf("stale since: version %d, want %d", st2.Version, st.Version)
 	}
 }
+
+func TestDisabledWallet(t *testing.T) {
+	w, err := wallet.Open(wallet.Config{Disabled: true, Logger: quiet,
+		Self: wallet.SelfChain(big.NewInt(1337), wallet.Chain{RPCURLs: []string{"http://127.0.0.1:8545"}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mux(New(w, quiet))
+	var st State
+	if err := json.Unmarshal(request(m, "GET", "/wallet/state?since=0", nil).Body.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Enabled || st.Mode != "disabled" || len(st.Chains) != 0 || len(st.Pending) != 0 {
+		t.Errorf("disabled state %+v", st)
+	}
+	if rec := request(m, "POST", "/wallet/approvals/x/approve", map[string]string{"Content-Type": "application/json"}); rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "disabled") {
+		t.Errorf("approve on a disabled wallet: %d %s", rec.Code, rec.Body)
+	}
+	// The page and the chain data are still served.
+	if rec := request(m, "GET", "/", map[string]string{"Accept": "text/html"}); rec.Code != 200 {
+		t.Errorf("page: %d", rec.Code)
+	}
+	if rec := request(m, "GET", "/chain.json", nil); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"chainId":"0x539"`) {
+		t.Errorf("chain.json: %d %s", rec.Code, rec.Body)
+	}
+}
