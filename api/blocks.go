@@ -157,18 +157,40 @@ func (a *API) blockResult(p rpc.Params, ref BlockRef) (any, error) {
 	return json.RawMessage(appendBlock(make([]byte, 0, size), v.block, v.hash, opt, a.signer())), nil
 }
 
-// countHandler builds the transaction and uncle count methods: the block
-// comes from the selector at parameter 0, an unknown block answers null.
-func (a *API) countHandler(selector func(rpc.Params, int) (BlockRef, error), count func(*types.Block) int) rpc.Handler {
+// selector decodes a block selector argument (numberParam, hashParam).
+type selector func(rpc.Params, int) (BlockRef, error)
+
+// selectBlock decodes the arguments of a per-block method — the block at 0
+// and, when indexed, an index at 1 — and resolves the block (nil when it is
+// unknown).
+func (a *API) selectBlock(p rpc.Params, sel selector, indexed bool) (v *blockView, index uint64, err error) {
+	n := 1
+	if indexed {
+		n = 2
+	}
+	if err := p.Max(n); err != nil {
+		return nil, 0, err
+	}
+	ref, err := sel(p, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	if indexed {
+		var i hexutil.Uint
+		if err := p.Required(1, &i); err != nil {
+			return nil, 0, err
+		}
+		index = uint64(i)
+	}
+	v, err = a.resolveBlock(ref)
+	return v, index, err
+}
+
+// countHandler builds the transaction and uncle count methods: an unknown
+// block answers null.
+func (a *API) countHandler(sel selector, count func(*types.Block) int) rpc.Handler {
 	return func(_ context.Context, p rpc.Params) (any, error) {
-		if err := p.Max(1); err != nil {
-			return nil, err
-		}
-		ref, err := selector(p, 0)
-		if err != nil {
-			return nil, err
-		}
-		v, err := a.resolveBlock(ref)
+		v, _, err := a.selectBlock(p, sel, false)
 		if v == nil || err != nil {
 			return nil, err
 		}
@@ -181,16 +203,9 @@ func uncleCount(b *types.Block) int { return len(b.Uncles()) }
 
 // headerHandler builds eth_getHeaderByNumber and eth_getHeaderByHash: the
 // header object of the selected block, or null.
-func (a *API) headerHandler(selector func(rpc.Params, int) (BlockRef, error)) rpc.Handler {
+func (a *API) headerHandler(sel selector) rpc.Handler {
 	return func(_ context.Context, p rpc.Params) (any, error) {
-		if err := p.Max(1); err != nil {
-			return nil, err
-		}
-		ref, err := selector(p, 0)
-		if err != nil {
-			return nil, err
-		}
-		v, err := a.resolveBlock(ref)
+		v, _, err := a.selectBlock(p, sel, false)
 		if v == nil || err != nil {
 			return nil, err
 		}
@@ -201,25 +216,14 @@ func (a *API) headerHandler(selector func(rpc.Params, int) (BlockRef, error)) rp
 
 // uncleHandler builds eth_getUncleByBlock*AndIndex: the uncle as a block
 // object without transactions; null for an unknown block or index.
-func (a *API) uncleHandler(selector func(rpc.Params, int) (BlockRef, error)) rpc.Handler {
+func (a *API) uncleHandler(sel selector) rpc.Handler {
 	return func(_ context.Context, p rpc.Params) (any, error) {
-		if err := p.Max(2); err != nil {
-			return nil, err
-		}
-		ref, err := selector(p, 0)
-		if err != nil {
-			return nil, err
-		}
-		var index hexutil.Uint
-		if err := p.Required(1, &index); err != nil {
-			return nil, err
-		}
-		v, err := a.resolveBlock(ref)
+		v, index, err := a.selectBlock(p, sel, true)
 		if v == nil || err != nil {
 			return nil, err
 		}
 		uncles := v.block.Uncles()
-		if uint64(index) >= uint64(len(uncles)) {
+		if index >= uint64(len(uncles)) {
 			return nil, nil
 		}
 		u := types.NewBlockWithHeader(uncles[index])

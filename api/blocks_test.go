@@ -181,9 +181,9 @@ func TestBlockSelectors(t *testing.T) {
 		{"tx count unknown", a.countHandler(numberParam, txCount), []string{`"0x99"`}, "null", 0},
 		{"uncle count", a.countHandler(numberParam, uncleCount), []string{`"latest"`}, `"0x0"`, 0},
 		{"uncle count by hash unknown", a.countHandler(hashParam, uncleCount), []string{quoted(common.Hash{2}.Hex())}, "null", 0},
-		{"tx by index", a.getTransactionByBlockNumberAndIndex, []string{`"0x2"`, `"0x1"`}, "", 0},
-		{"tx by index past end", a.getTransactionByBlockNumberAndIndex, []string{`"0x2"`, `"0x2"`}, "null", 0},
-		{"tx by hash and index", a.getTransactionByBlockHashAndIndex, []string{quoted(b2.Hash().Hex()), `"0x0"`}, "", 0},
+		{"tx by index", a.txByIndex(numberParam), []string{`"0x2"`, `"0x1"`}, "", 0},
+		{"tx by index past end", a.txByIndex(numberParam), []string{`"0x2"`, `"0x2"`}, "null", 0},
+		{"tx by hash and index", a.txByIndex(hashParam), []string{quoted(b2.Hash().Hex()), `"0x0"`}, "", 0},
 		{"receipts by number", a.getBlockReceipts, []string{`"0x2"`}, "", 0},
 		{"receipts by EIP-1898 hash", a.getBlockReceipts, []string{`{"blockHash":"` + b2.Hash().Hex() + `","requireCanonical":true}`}, "", 0},
 		{"receipts of unknown block", a.getBlockReceipts, []string{`"0x77"`}, "null", 0},
@@ -234,7 +234,7 @@ func TestSealedTxAndReceipt(t *testing.T) {
 	a := f.api
 	tx := f.blocks[2].Transactions()[0]
 	got := mustCall(t, a.getTransactionByHash, quoted(tx.Hash().Hex()))
-	byIndex := mustCall(t, a.getTransactionByBlockNumberAndIndex, `"0x3"`, `"0x0"`)
+	byIndex := mustCall(t, a.txByIndex(numberParam), `"0x3"`, `"0x0"`)
 	if got != byIndex {
 		t.Errorf("by hash and by index differ:\n%s\n%s", got, byIndex)
 	}

@@ -73,67 +73,34 @@ func (a *API) getTransactionByHash(_ context.Context, p rpc.Params) (any, error)
 	return json.RawMessage(appendTx(make([]byte, 0, 1024), found.tx, found.loc, a.signer())), nil
 }
 
-// txByIndex answers eth_getTransactionByBlock*AndIndex: null for an unknown
-// block or an index past its end.
-func (a *API) txByIndex(p rpc.Params, ref BlockRef, err error) (any, error) {
-	if err != nil {
-		return nil, err
+// txByIndex builds eth_getTransactionByBlock*AndIndex: null for an
+// unknown block or an index past its end.
+func (a *API) txByIndex(sel selector) rpc.Handler {
+	return func(_ context.Context, p rpc.Params) (any, error) {
+		v, index, err := a.selectBlock(p, sel, true)
+		if v == nil || err != nil {
+			return nil, err
+		}
+		txs := v.block.Transactions()
+		if index >= uint64(len(txs)) {
+			return nil, nil
+		}
+		return json.RawMessage(appendTx(make([]byte, 0, 1024), txs[index], v.loc(int(index)), a.signer())), nil
 	}
-	var index hexutil.Uint
-	if err := p.Required(1, &index); err != nil {
-		return nil, err
-	}
-	v, err := a.resolveBlock(ref)
-	if v == nil || err != nil {
-		return nil, err
-	}
-	txs := v.block.Transactions()
-	if uint64(index) >= uint64(len(txs)) {
-		return nil, nil
-	}
-	return json.RawMessage(appendTx(make([]byte, 0, 1024), txs[index], v.loc(int(index)), a.signer())), nil
-}
-
-func (a *API) getTransactionByBlockNumberAndIndex(_ context.Context, p rpc.Params) (any, error) {
-	if err := p.Max(2); err != nil {
-		return nil, err
-	}
-	ref, err := numberParam(p, 0)
-	return a.txByIndex(p, ref, err)
-}
-
-func (a *API) getTransactionByBlockHashAndIndex(_ context.Context, p rpc.Params) (any, error) {
-	if err := p.Max(2); err != nil {
-		return nil, err
-	}
-	ref, err := hashParam(p, 0)
-	return a.txByIndex(p, ref, err)
 }
 
 // rawTxByIndex builds eth_getRawTransactionByBlock*AndIndex: the
 // transaction's encoding, "0x" when there is none (as go-ethereum).
-func (a *API) rawTxByIndex(selector func(rpc.Params, int) (BlockRef, error)) rpc.Handler {
+func (a *API) rawTxByIndex(sel selector) rpc.Handler {
 	return func(_ context.Context, p rpc.Params) (any, error) {
-		if err := p.Max(2); err != nil {
-			return nil, err
-		}
-		ref, err := selector(p, 0)
+		v, index, err := a.selectBlock(p, sel, true)
 		if err != nil {
 			return nil, err
 		}
-		var index hexutil.Uint
-		if err := p.Required(1, &index); err != nil {
-			return nil, err
-		}
-		v, err := a.resolveBlock(ref)
-		if v == nil || err != nil {
+		if v == nil || index >= uint64(len(v.block.Transactions())) {
 			return hexutil.Bytes(nil), nil
 		}
-		txs := v.block.Transactions()
-		if uint64(index) >= uint64(len(txs)) {
-			return hexutil.Bytes(nil), nil
-		}
-		enc, err := txs[index].MarshalBinary()
+		enc, err := v.block.Transactions()[index].MarshalBinary()
 		if err != nil {
 			return nil, &rpc.ServerError{Msg: err.Error()}
 		}
