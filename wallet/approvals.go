@@ -49,7 +49,8 @@ func (w *Wallet) ask(ctx context.Context, method string, next, old Chain, known 
 	w.order = append(w.order, a.ID)
 	w.notifyLocked()
 	w.mu.Unlock()
-	w.log.Info("wallet approval requested", "id", a.ID, "method", method, "chainId", next.ChainID, "name", next.ChainName)
+	w.log.Info("wallet approval requested", "id", a.ID, "method", method, "chainId", next.ChainID, "name", next.ChainName,
+		"rpcUrls", next.RPCURLs, "decide", "on the node's page, or: preconf wallet approve|reject "+a.ID)
 
 	timer := time.NewTimer(w.cfg.ApprovalTimeout)
 	defer timer.Stop()

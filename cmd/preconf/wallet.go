@@ -22,7 +22,7 @@ import (
 // walletFlags configure the built-in wallet (EIP-3085/3326).
 var walletFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "wallet", Value: true, Usage: "serve the built-in wallet methods (false: they answer 4100)", EnvVars: envName("wallet")},
-	&cli.StringFlag{Name: "wallet.approval", Value: wallet.ModePrompt, Usage: "who decides wallet requests: prompt (a person, on the page or with `preconf wallet approve|reject`), auto (approve valid requests), reject (reject all)", EnvVars: envName("wallet.approval")},
+	&cli.StringFlag{Name: "wallet.approval", Value: wallet.ModePrompt, Usage: "who decides wallet requests: prompt (a person decides, on the node's page or with preconf wallet approve|reject ID), auto (approve valid requests), reject (reject all)", EnvVars: envName("wallet.approval")},
 	&cli.DurationFlag{Name: "wallet.approval-timeout", Value: wallet.DefaultApprovalTimeout, Usage: "how long a request waits for a person before it is rejected (4001)", EnvVars: envName("wallet.approval-timeout")},
 	&cli.BoolFlag{Name: "wallet.allow-private", Usage: "let the eth_chainId probe reach private, loopback and link-local addresses even when the node listens on a public address", EnvVars: envName("wallet.allow-private")},
 	&cli.DurationFlag{Name: "wallet.probe-timeout", Value: wallet.DefaultProbeTimeout, Usage: "time limit of the eth_chainId probe of a submitted RPC URL", EnvVars: envName("wallet.probe-timeout")},
