@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 )
@@ -42,23 +43,27 @@ func NotifierFromContext(ctx context.Context) (*Notifier, bool) {
 // Subscribe creates a subscription on the connection. Its notifications are
 // held until the answer to the current call (which should carry ID()) has
 // been queued, so a client always learns the id first. If the connection
-// has already ended, the subscription is returned ended.
-func (n *Notifier) Subscribe() *Subscription {
+// has already ended, the subscription is returned ended. A connection at its
+// subscription limit gets a LimitExceededError.
+func (n *Notifier) Subscribe() (*Subscription, error) {
 	s := &Subscription{id: newSubscriptionID(), conn: n.conn, done: make(chan struct{})}
 	s.prefix = []byte(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"` + s.id + `","result":`)
-	if !n.conn.add(s) {
+	if err := n.conn.add(s); err != nil {
 		s.end()
-		return s
+		if errors.Is(err, errConnClosed) {
+			return s, nil
+		}
+		return nil, err
 	}
 	n.mu.Lock()
 	if n.done { // created after the answer went out (a handler's goroutine)
 		n.mu.Unlock()
 		s.activate()
-		return s
+		return s, nil
 	}
 	n.created = append(n.created, s)
 	n.mu.Unlock()
-	return s
+	return s, nil
 }
 
 // Unsubscribe ends the connection's subscription with id; false if unknown.

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -224,6 +225,8 @@ type WSOptions struct {
 	MaxMessage int64
 	// Parallel caps the calls of one connection answered at once (default 16).
 	Parallel int
+	// MaxSubscriptions caps one connection's live subscriptions (default 1000).
+	MaxSubscriptions int
 }
 
 // WSHandler serves JSON-RPC over websocket: every text or binary message is a
@@ -245,6 +248,9 @@ func (s *Server) WSHandler(opts WSOptions) *WSHandler {
 	}
 	if opts.Parallel <= 0 {
 		opts.Parallel = 16
+	}
+	if opts.MaxSubscriptions <= 0 {
+		opts.MaxSubscriptions = 1000
 	}
 	if opts.Logger == nil {
 		opts.Logger = s.log
@@ -273,7 +279,7 @@ func (h *WSHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(h.conns, st)
 		h.mu.Unlock()
 	}()
-	c := &wsConn{srv: h.srv, st: st, subs: make(map[string]*Subscription)}
+	c := &wsConn{srv: h.srv, st: st, subs: make(map[string]*Subscription), maxSubs: h.opts.MaxSubscriptions}
 	c.serve(h.opts)
 }
 
@@ -301,8 +307,9 @@ func (h *WSHandler) Close() error {
 
 // wsConn is one JSON-RPC websocket connection and its subscriptions.
 type wsConn struct {
-	srv *Server
-	st  *Stream
+	srv     *Server
+	st      *Stream
+	maxSubs int
 
 	mu     sync.Mutex
 	subs   map[string]*Subscription
@@ -345,15 +352,20 @@ func (c *wsConn) handle(msg []byte) {
 	n.activate()
 }
 
-// add registers a subscription; false when the connection has ended.
-func (c *wsConn) add(s *Subscription) bool {
+var errConnClosed = errors.New("connection closed")
+
+// add registers a subscription.
+func (c *wsConn) add(s *Subscription) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return false
+		return errConnClosed
+	}
+	if len(c.subs) >= c.maxSubs {
+		return &LimitExceededError{Msg: fmt.Sprintf("too many subscriptions on this connection (limit %d)", c.maxSubs)}
 	}
 	c.subs[s.id] = s
-	return true
+	return nil
 }
 
 // remove ends the subscription with the id; false when there is none.

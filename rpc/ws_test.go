@@ -30,7 +30,10 @@ func testSubs(srv *Server, count int) chan *Subscription {
 		if !ok {
 			return nil, ErrNotificationsUnsupported
 		}
-		sub := n.Subscribe()
+		sub, err := n.Subscribe()
+		if err != nil {
+			return nil, err
+		}
 		created <- sub
 		go func() {
 			for i := range count {
@@ -261,5 +264,35 @@ func TestIsWebSocketUpgrade(t *testing.T) {
 		if got := IsWebSocketUpgrade(r); got != tc.want {
 			t.Errorf("Connection %q Upgrade %q: got %v", tc.conn, tc.upgrade, got)
 		}
+	}
+}
+
+func TestSubscriptionLimitPerConnection(t *testing.T) {
+	srv := NewServer(Options{})
+	testSubs(srv, 0)
+	_, url := startWS(t, srv, WSOptions{MaxSubscriptions: 3})
+	c := dial(t, url)
+	var ids []string
+	for range 3 {
+		send(t, c, `{"jsonrpc":"2.0","id":1,"method":"test_subscribe"}`)
+		m := recv(t, c)
+		var id string
+		if err := json.Unmarshal(m.Result, &id); err != nil {
+			t.Fatalf("subscribe: %+v", m)
+		}
+		ids = append(ids, id)
+	}
+	send(t, c, `{"jsonrpc":"2.0","id":2,"method":"test_subscribe"}`)
+	if m := recv(t, c); m.Error == nil || m.Error.Code != CodeLimitExceeded {
+		t.Fatalf("fourth subscription: %+v", m)
+	}
+	// Ending one makes room again.
+	send(t, c, `{"jsonrpc":"2.0","id":3,"method":"test_unsubscribe","params":["`+ids[0]+`"]}`)
+	if m := recv(t, c); string(m.Result) != "true" {
+		t.Fatalf("unsubscribe: %+v", m)
+	}
+	send(t, c, `{"jsonrpc":"2.0","id":4,"method":"test_subscribe"}`)
+	if m := recv(t, c); m.Error != nil {
+		t.Fatalf("subscribe after unsubscribe: %+v", m)
 	}
 }

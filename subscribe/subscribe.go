@@ -212,7 +212,9 @@ func (s *Service) subscribe(ctx context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb.sub = n.Subscribe()
+	if sb.sub, err = n.Subscribe(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	s.subs[k][sb.sub] = sb
 	s.mu.Unlock()
