@@ -15,12 +15,13 @@ var Version = "preconf/v0.1.0"
 
 // API serves reads of the sealed chain and the pending snapshot.
 type API struct {
-	chain   *chain.Chain
-	pending *pending.Source
-	cache   readCache        // memoised signer and tip suggestion (api/fees.go)
-	readers readerCache      // the last state reader opened (api/blockref.go)
-	hashes  hashCache        // hashes of the last headers compared (api/blockref.go)
-	engine  *simulate.Engine // eth_call & co. (api/call.go)
+	chain       *chain.Chain
+	pending     *pending.Source
+	cache       readCache        // memoised signer and tip suggestion (api/fees.go)
+	readers     readerCache      // the last state reader opened (api/blockref.go)
+	hashes      hashCache        // hashes of the last headers compared (api/blockref.go)
+	snapReaders snapshotReaders  // read cache of the current pending snapshot (api/readcache.go)
+	engine      *simulate.Engine // eth_call & co. (api/call.go)
 }
 
 // New returns the API over a chain and (optionally) a pending source.

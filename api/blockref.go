@@ -159,7 +159,10 @@ func blockRefParam(p rpc.Params, i int) (BlockRef, error) {
 func (a *API) stateAt(ref BlockRef) (*types.Header, state.Reader, *pending.Snapshot, error) {
 	if ref.Tag == TagPending {
 		if snap := a.pendingSnapshot(); snap != nil {
-			return snap.Header, snap.State, snap, nil
+			if snap.State == nil {
+				return snap.Header, snap.State, snap, nil
+			}
+			return snap.Header, a.snapReaders.get(snap), snap, nil
 		}
 		ref = Latest
 	}
@@ -288,6 +291,7 @@ func (c *readerCache) get(ch *chain.Chain, root common.Hash) (state.Reader, erro
 	if err != nil {
 		return nil, err
 	}
-	c.last.Store(&cachedReader{root: root, r: r})
-	return r, nil
+	cr := &cachedReader{root: root, r: newCachingReader(r)}
+	c.last.Store(cr)
+	return cr.r, nil
 }

@@ -3,11 +3,14 @@ package api
 import (
 	"encoding/json"
 	"math/big"
+	"reflect"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/pending"
 )
 
@@ -73,5 +76,78 @@ func TestQuotedHashMatchesJSON(t *testing.T) {
 		if got := quotedHash(h); string(got) != string(want) {
 			t.Errorf("quotedHash(%x) = %s, want %s", h, got, want)
 		}
+	}
+}
+
+// countingReader counts the reads that reach it.
+type countingReader struct {
+	state.Reader
+	accounts, slots int
+}
+
+func (c *countingReader) Account(addr common.Address) (*types.StateAccount, error) {
+	c.accounts++
+	return c.Reader.Account(addr)
+}
+
+func (c *countingReader) Storage(addr common.Address, slot common.Hash) (common.Hash, error) {
+	c.slots++
+	return c.Reader.Storage(addr, slot)
+}
+
+// The caching reader answers repeated reads itself, with values equal to
+// the underlying reader's, and hands out copies callers may modify.
+func TestCachingReader(t *testing.T) {
+	_, _, c := benchAPI(t)
+	base, err := c.StateReader(c.Head().Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	under := &countingReader{Reader: base}
+	r := newCachingReader(under)
+	funded := chain.DevAccounts()[0]
+	absent := common.Address{0xde, 0xad}
+	for i := 0; i < 3; i++ {
+		for _, addr := range []common.Address{funded, absent, benchContract} {
+			got, err := r.Account(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := base.Account(addr)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: %+v, want %+v", addr, got, want)
+			}
+			if got != nil { // a caller's change must not reach the cache
+				got.Balance.SetUint64(1)
+				got.Nonce = 99
+			}
+		}
+		for slot := int64(0); slot < 20; slot++ {
+			key := common.BigToHash(big.NewInt(slot))
+			got, err := r.Storage(benchContract, key)
+			want, _ := base.Storage(benchContract, key)
+			if err != nil || got != want {
+				t.Fatalf("slot %d: %x (%v), want %x", slot, got, err, want)
+			}
+		}
+	}
+	if under.accounts != 3 || under.slots != 20 {
+		t.Errorf("underlying reads: %d accounts, %d slots; want 3 and 20 (the rest cached)", under.accounts, under.slots)
+	}
+}
+
+// Pending reads use one cache per snapshot: a new snapshot starts afresh.
+func TestSnapshotReaders(t *testing.T) {
+	_, _, c := benchAPI(t)
+	base, _ := c.StateReader(c.Head().Root)
+	var sr snapshotReaders
+	s1 := &pending.Snapshot{State: pending.NewState(base)}
+	s2 := &pending.Snapshot{State: pending.NewState(base)}
+	r1 := sr.get(s1)
+	if sr.get(s1) != r1 {
+		t.Error("same snapshot, different readers")
+	}
+	if sr.get(s2) == r1 {
+		t.Error("new snapshot served from the old one's cache")
 	}
 }
