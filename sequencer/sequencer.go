@@ -408,6 +408,7 @@ func (s *Sequencer) flashblock() error {
 		run := h.runs[0]
 		e := run[0]
 		if b.gp.Gas() < e.Tx.Gas() || (b.header.BaseFee != nil && e.Tx.GasFeeCapIntCmp(b.header.BaseFee) < 0) {
+			s.log.Debug("transaction waits", "hash", e.Tx.Hash(), "gasLeft", b.gp.Gas(), "baseFee", b.header.BaseFee)
 			heap.Pop(h) // does not fit this block or is underpriced: wait
 			continue
 		}
@@ -417,6 +418,7 @@ func (s *Sequencer) flashblock() error {
 		case errors.Is(err, core.ErrNonceTooLow):
 			drop = append(drop, e.Tx.Hash())
 		case errors.Is(err, core.ErrNonceTooHigh), errors.Is(err, core.ErrGasLimitReached):
+			s.log.Debug("transaction waits", "hash", e.Tx.Hash(), "err", err)
 			heap.Pop(h)
 			continue
 		default:

@@ -263,24 +263,24 @@ func TestBlocksValidate(t *testing.T) {
 	dep := h.deploy(1, initcode(loggerRuntime))
 	h.waitFor("deployment", func() bool { return h.sealed(dep) })
 	contract := crypto.CreateAddress(crypto.PubkeyToAddress(h.keys[1].PublicKey), dep.Nonce())
-	var last *types.Transaction
+	var last, lastCall *types.Transaction
 	for i := 0; i < 30; i++ {
 		last = h.transfer(i%3, common.BigToAddress(big.NewInt(int64(1000+i))), int64(i+1))
 		if i%5 == 0 {
 			from := crypto.PubkeyToAddress(h.keys[4].PublicKey)
-			last = h.sign(h.keys[4], &types.DynamicFeeTx{
+			lastCall = h.sign(h.keys[4], &types.DynamicFeeTx{
 				ChainID: h.chain.Config().ChainID, Nonce: h.nonce[from], Gas: 100_000,
 				GasFeeCap: big.NewInt(100 * params.GWei), GasTipCap: big.NewInt(2 * params.GWei), To: &contract,
 				Data: common.BigToHash(big.NewInt(int64(i + 7))).Bytes(),
 			})
 			h.nonce[from]++
-			if _, err := h.seq.Admit(last); err != nil {
+			if _, err := h.seq.Admit(lastCall); err != nil {
 				t.Fatal(err)
 			}
 		}
 		time.Sleep(3 * time.Millisecond)
 	}
-	h.waitFor("last tx sealed", func() bool { return h.sealed(last) })
+	h.waitFor("last txs sealed", func() bool { return h.sealed(last) && h.sealed(lastCall) })
 	n := h.chain.Head().Number.Uint64()
 	h.waitFor("one more block", func() bool { return h.chain.Head().Number.Uint64() > n })
 	un()

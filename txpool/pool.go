@@ -167,6 +167,7 @@ func (p *Pool) Add(tx *types.Transaction) (Result, error) {
 		if old != nil && old.Tx.Nonce() < nonce {
 			old = nil
 		}
+		acct = p.accounts[from] // pruning may have emptied and dropped it
 	}
 	spent := new(big.Int)
 	if acct != nil {

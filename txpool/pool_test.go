@@ -210,3 +210,42 @@ func TestGlobalLimit(t *testing.T) {
 		t.Errorf("len %d after remove", f.pool.Len())
 	}
 }
+
+// TestPruneThenAdd: a sender whose only pooled transaction was executed (its
+// nonce is below the pending nonce) sends the next one; it must become a
+// candidate (regression: it was stored in a dropped account record).
+func TestPruneThenAdd(t *testing.T) {
+	f := newFixture(t, Config{})
+	// Pool a tx at nonce 3 while the pending state says 3.
+	first := f.tx(t, f.key, 3, 21000, 2*gwei, 1, nil)
+	if _, err := f.pool.Add(first); err != nil {
+		t.Fatal(err)
+	}
+	// The pending state moves on to nonce 4 (first was executed) before the
+	// sequencer removed it from the pool.
+	h, r, _ := f.pool.env()
+	f.pool.env = func() (*types.Header, state.Reader, error) { return h, nonceReader{r, 4}, nil }
+	next := f.tx(t, f.key, 4, 21000, 2*gwei, 1, nil)
+	if _, err := f.pool.Add(next); err != nil {
+		t.Fatal(err)
+	}
+	c := f.pool.Candidates(func(common.Address) uint64 { return 4 })
+	if len(c) != 1 || len(c[0]) != 1 || c[0][0].Tx.Hash() != next.Hash() {
+		t.Fatalf("candidates %v, want the nonce-4 transaction", c)
+	}
+}
+
+// nonceReader overrides every account's nonce.
+type nonceReader struct {
+	state.Reader
+	nonce uint64
+}
+
+func (r nonceReader) Account(a common.Address) (*types.StateAccount, error) {
+	acct, err := r.Reader.Account(a)
+	if acct != nil {
+		acct = acct.Copy()
+		acct.Nonce = r.nonce
+	}
+	return acct, err
+}
