@@ -423,3 +423,79 @@ func TestStreamsEndToEnd(t *testing.T) {
 		t.Fatalf("brotli feed sent a %v frame starting %q", typ, data[:min(len(data), 8)])
 	}
 }
+
+// A log emitted by a pre-confirmed transaction arrives on pendingLogs, then,
+// once its block is sealed, on logs with the sealed block's hash.
+func TestLogsEndToEnd(t *testing.T) {
+	needNode(t)
+	topic := crypto.Keccak256Hash([]byte("preconf clients test"), []byte(time.Now().String()))
+	w := dialWS(t, node.ws)
+	pendingSub := w.subscribe(`["pendingLogs", {"topics":["` + topic.Hex() + `"]}]`)
+	logsSub := w.subscribe(`["logs", {"topics":["` + topic.Hex() + `"]}]`)
+	headSub := w.subscribe(`["newHeads"]`)
+
+	// Init code: LOG1(topic) with no data, deploy nothing.
+	initCode := append(append([]byte{0x7f}, topic[:]...), 0x60, 0x00, 0x60, 0x00, 0xa1, 0x00)
+	key, _ := crypto.HexToECDSA(chain.DevKeys[4])
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(chain.DevChainID)), &types.DynamicFeeTx{
+		ChainID: big.NewInt(chain.DevChainID), Nonce: nonceAt(t, crypto.PubkeyToAddress(key.PublicKey)),
+		GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(100e9), Gas: 100000, Data: initCode,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendRaw(t, tx)
+
+	type logJSON struct {
+		TxHash      common.Hash    `json:"transactionHash"`
+		BlockHash   common.Hash    `json:"blockHash"`
+		BlockNumber hexutil.Uint64 `json:"blockNumber"`
+		Topics      []common.Hash  `json:"topics"`
+		Removed     bool           `json:"removed"`
+	}
+	var pendingLog, sealedLog *logJSON
+	heads := map[uint64]common.Hash{}
+	deadline := time.Now().Add(90 * time.Second)
+	for pendingLog == nil || sealedLog == nil || heads[uint64(sealedLog.BlockNumber)] == (common.Hash{}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("missing: pendingLogs %v, logs %v", pendingLog != nil, sealedLog != nil)
+		}
+		var n notification
+		if err := json.Unmarshal(w.next(90*time.Second), &n); err != nil {
+			t.Fatal(err)
+		}
+		switch n.Params.Subscription {
+		case pendingSub, logsSub:
+			l := new(logJSON)
+			if err := json.Unmarshal(n.Params.Result, l); err != nil {
+				t.Fatal(err)
+			}
+			if l.TxHash != tx.Hash() || len(l.Topics) != 1 || l.Topics[0] != topic || l.Removed {
+				t.Fatalf("unexpected log: %s", n.Params.Result)
+			}
+			if n.Params.Subscription == pendingSub {
+				if sealedLog != nil {
+					t.Fatal("logs delivered the log before pendingLogs")
+				}
+				pendingLog = l
+			} else {
+				sealedLog = l
+			}
+		case headSub:
+			var h struct {
+				Number hexutil.Uint64 `json:"number"`
+				Hash   common.Hash    `json:"hash"`
+			}
+			if err := json.Unmarshal(n.Params.Result, &h); err != nil {
+				t.Fatal(err)
+			}
+			heads[uint64(h.Number)] = h.Hash
+		}
+	}
+	if pendingLog.BlockNumber != sealedLog.BlockNumber {
+		t.Fatalf("pre-confirmed in block %d, sealed in %d", pendingLog.BlockNumber, sealedLog.BlockNumber)
+	}
+	if want := heads[uint64(sealedLog.BlockNumber)]; sealedLog.BlockHash != want {
+		t.Fatalf("sealed log's block hash %s, newHeads says %s", sealedLog.BlockHash, want)
+	}
+}
