@@ -8,6 +8,8 @@ import (
 	"errors"
 	"strings"
 	"sync"
+
+	"github.com/coder/websocket"
 )
 
 // ErrNotificationsUnsupported is go-ethereum's answer to a subscription
@@ -20,6 +22,12 @@ var ErrSubscriptionNotFound = &ServerError{Msg: "subscription not found"}
 // maxHeld caps the notifications a subscription keeps before its id has been
 // sent (they are delivered right after); past it the connection is dropped.
 const maxHeld = 1024
+
+// sharedResultSize is the result size from which a notification is queued
+// as parts (prefix, the shared result, suffix) instead of one copied buffer.
+const sharedResultSize = 32 << 10
+
+var notificationSuffix = []byte("}}")
 
 type notifierKey struct{}
 
@@ -102,7 +110,7 @@ type Subscription struct {
 	mu      sync.Mutex
 	active  bool
 	ended   bool
-	held    [][]byte
+	held    []outMsg
 	onClose []func()
 }
 
@@ -127,12 +135,18 @@ func (s *Subscription) OnClose(f func()) {
 
 // Notify sends result (already encoded JSON) as a notification. It reports
 // false when the subscription has ended; a client whose queue is full is
-// dropped rather than waited for.
+// dropped rather than waited for. A large result is shared, not copied: it
+// must not be modified afterwards.
 func (s *Subscription) Notify(result json.RawMessage) bool {
-	msg := make([]byte, 0, len(s.prefix)+len(result)+2)
-	msg = append(msg, s.prefix...)
-	msg = append(msg, result...)
-	msg = append(msg, '}', '}')
+	msg := outMsg{typ: websocket.MessageText}
+	if len(result) >= sharedResultSize {
+		msg.parts = [][]byte{s.prefix, result, notificationSuffix}
+	} else {
+		msg.data = make([]byte, 0, len(s.prefix)+len(result)+2)
+		msg.data = append(msg.data, s.prefix...)
+		msg.data = append(msg.data, result...)
+		msg.data = append(msg.data, notificationSuffix...)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
@@ -146,7 +160,7 @@ func (s *Subscription) Notify(result json.RawMessage) bool {
 		s.held = append(s.held, msg)
 		return true
 	}
-	return s.conn.st.SendText(msg)
+	return s.conn.st.send(msg)
 }
 
 // NotifyValue encodes v with encoding/json and sends it.
@@ -166,7 +180,7 @@ func (s *Subscription) activate() {
 	}
 	s.active = true
 	for _, m := range s.held {
-		if !s.conn.st.SendText(m) {
+		if !s.conn.st.send(m) {
 			break
 		}
 	}

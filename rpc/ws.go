@@ -67,9 +67,20 @@ type Stream struct {
 	once   sync.Once
 }
 
+// outMsg is one queued message: data, or (for a large shared payload) parts
+// written as one fragmented message, so the payload is never copied per peer.
 type outMsg struct {
-	typ  websocket.MessageType
-	data []byte
+	typ   websocket.MessageType
+	data  []byte
+	parts [][]byte
+}
+
+func (m *outMsg) size() int64 {
+	n := len(m.data)
+	for _, p := range m.parts {
+		n += len(p)
+	}
+	return int64(n)
 }
 
 // IsWebSocketUpgrade reports whether r asks to switch to the websocket protocol.
@@ -138,17 +149,28 @@ func (s *Stream) SendText(msg []byte) bool { return s.Send(websocket.MessageText
 // has ended or the queue is full, in which case the stream is dropped. msg
 // must not be modified afterwards (it may be shared between streams).
 func (s *Stream) Send(typ websocket.MessageType, msg []byte) bool {
+	return s.send(outMsg{typ: typ, data: msg})
+}
+
+// SendParts queues one message made of parts (written in order, as one
+// fragmented websocket message); like Send otherwise. The parts must not be
+// modified afterwards.
+func (s *Stream) SendParts(typ websocket.MessageType, parts ...[]byte) bool {
+	return s.send(outMsg{typ: typ, parts: parts})
+}
+
+func (s *Stream) send(m outMsg) bool {
 	if s.ctx.Err() != nil {
 		return false
 	}
-	n := int64(len(msg))
+	n := m.size()
 	if s.queued.Add(n) > s.opts.QueueBytes {
 		s.queued.Add(-n)
 		s.Close(ErrSlowConsumer)
 		return false
 	}
 	select {
-	case s.out <- outMsg{typ: typ, data: msg}:
+	case s.out <- m:
 		return true
 	default:
 		s.queued.Add(-n)
@@ -187,9 +209,9 @@ func (s *Stream) writeLoop() {
 		case <-s.ctx.Done():
 			return
 		case m := <-s.out:
-			s.queued.Add(-int64(len(m.data)))
+			s.queued.Add(-m.size())
 			wctx, cancel := context.WithTimeout(s.ctx, s.opts.WriteTimeout)
-			err := s.conn.Write(wctx, m.typ, m.data)
+			err := s.write(wctx, &m)
 			cancel()
 			if err != nil {
 				s.Close(err)
@@ -197,6 +219,23 @@ func (s *Stream) writeLoop() {
 			}
 		}
 	}
+}
+
+func (s *Stream) write(ctx context.Context, m *outMsg) error {
+	if m.parts == nil {
+		return s.conn.Write(ctx, m.typ, m.data)
+	}
+	w, err := s.conn.Writer(ctx, m.typ)
+	if err != nil {
+		return err
+	}
+	for _, p := range m.parts {
+		if _, err := w.Write(p); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
 }
 
 func (s *Stream) pingLoop() {

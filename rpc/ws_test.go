@@ -296,3 +296,30 @@ func TestSubscriptionLimitPerConnection(t *testing.T) {
 		t.Fatalf("subscribe after unsubscribe: %+v", m)
 	}
 }
+
+// A large result is sent as one (fragmented) message holding exactly the
+// notification, and stays shared between subscriptions.
+func TestLargeNotificationIntact(t *testing.T) {
+	srv := NewServer(Options{})
+	created := testSubs(srv, 0)
+	_, url := startWS(t, srv, WSOptions{})
+	c := dial(t, url)
+	var subs []*Subscription
+	for range 2 {
+		send(t, c, `{"jsonrpc":"2.0","id":1,"method":"test_subscribe"}`)
+		recv(t, c)
+		subs = append(subs, <-created)
+	}
+	big := json.RawMessage(`"` + strings.Repeat("ab", 100<<10) + `"`)
+	for _, s := range subs {
+		if !s.Notify(big) {
+			t.Fatal("notify failed")
+		}
+	}
+	for i := range subs {
+		m := recv(t, c)
+		if m.Params.Subscription != subs[i].ID() || !bytes.Equal(m.Params.Result, big) {
+			t.Fatalf("notification %d: subscription %s, %d result bytes", i, m.Params.Subscription, len(m.Params.Result))
+		}
+	}
+}
