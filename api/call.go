@@ -95,8 +95,10 @@ func callParams(p rpc.Params, max int) (args simulate.CallArgs, ref BlockRef, so
 	if err = p.Max(max); err != nil {
 		return
 	}
-	if err = p.Required(0, &args); err != nil {
-		return
+	if !p.Present(0) || !simulate.FastCallArgs(p[0], &args) {
+		if err = p.Required(0, &args); err != nil {
+			return
+		}
 	}
 	if ref, err = blockRefParam(p, 1); err != nil {
 		return

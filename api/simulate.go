@@ -22,8 +22,10 @@ func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
 		return nil, err
 	}
 	var req simulate.Request
-	if err := p.Required(0, &req); err != nil {
-		return nil, err
+	if !p.Present(0) || !simulate.FastRequest(p[0], &req) {
+		if err := p.Required(0, &req); err != nil {
+			return nil, err
+		}
 	}
 	if err := req.CheckLimits(); err != nil {
 		return nil, err
@@ -52,7 +54,11 @@ func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
 		}
 		return nil, rpcError(err)
 	}
-	return appendSimResult(nil, blocks, req.ReturnFullTransactions), nil
+	size := 0
+	for _, b := range blocks {
+		size += 3072 + 1024*len(b.Calls)
+	}
+	return appendSimResult(make([]byte, 0, size), blocks, req.ReturnFullTransactions), nil
 }
 
 // senderSigner answers the sender of simulated (unsigned) transactions from

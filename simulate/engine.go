@@ -157,39 +157,20 @@ func (e *Engine) Call(ctx context.Context, args CallArgs, header *types.Header, 
 }
 
 func (e *Engine) call(ctx context.Context, args CallArgs, header *types.Header, db *state.StateDB, so StateOverride, bo *BlockOverrides) (*core.ExecutionResult, error) {
-	blockCtx := core.NewEVMBlockContext(header, e.chain, nil)
-	if bo != nil {
-		if err := bo.applyContext(&blockCtx); err != nil {
-			return nil, err
-		}
-		header = bo.header(header)
-	}
-	precompiles := e.precompiles(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time)
-	if err := so.Apply(db, precompiles); err != nil {
-		return nil, err
-	}
-	ctx, cancel := e.withTimeout(ctx)
-	defer cancel()
-
 	gasCap := e.opts.GasCap
 	if gasCap == 0 {
 		gasCap = math.MaxUint64
 	}
-	gp := core.NewGasPool(gasCap)
-	if err := args.callDefaults(gp.Gas(), blockCtx.BaseFee, e.config.ChainID); err != nil {
+	env, err := e.prepareCall(&args, header, db, so, bo, gasCap)
+	if err != nil {
 		return nil, err
 	}
-	msg := args.message(header.BaseFee, true)
-	if msg.GasPrice.IsZero() {
-		blockCtx.BaseFee = new(big.Int)
-	}
-	if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.IsZero() {
-		blockCtx.BlobBaseFee = new(big.Int)
-	}
-	evm := vm.NewEVM(blockCtx, db, e.config, vm.Config{NoBaseFee: true})
+	ctx, cancel := e.withTimeout(ctx)
+	defer cancel()
+	evm := vm.NewEVM(env.blockCtx, db, e.config, vm.Config{NoBaseFee: true})
 	defer evm.Release()
-	evm.SetPrecompiles(precompiles)
-	res, err := e.apply(ctx, evm, msg, gp)
+	evm.SetPrecompiles(env.precompiles)
+	res, err := e.apply(ctx, evm, env.msg, core.NewGasPool(gasCap))
 	if serr := db.Error(); serr != nil {
 		return nil, serr
 	}

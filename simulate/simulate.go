@@ -266,7 +266,8 @@ func (s *simulator) headers(blocks []BlockCalls) []*types.Header {
 func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *types.Header, done []*types.Header) (*BlockResult, error) {
 	cfg := s.e.config
 	pending := s.isPending(header.Number)
-	header.ParentHash = parent.Hash()
+	parentHash := parent.Hash()
+	header.ParentHash = parentHash
 	if cfg.IsLondon(header.Number) && header.BaseFee == nil {
 		if s.validate {
 			header.BaseFee = eip1559.CalcBaseFee(cfg, parent)
@@ -313,7 +314,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	defer evm.Release()
 	evm.SetPrecompiles(precompiles)
 	if !pending {
-		access.Merge(s.preExecution(ctx, db, header, parent, evm))
+		access.Merge(s.preExecution(ctx, db, header, parent, parentHash, evm))
 	}
 	for i := range b.Calls {
 		if ctx.Err() != nil {

@@ -63,7 +63,7 @@ func (s *simulator) native(header *types.Header) bool {
 func slotHash(i uint64) common.Hash { return common.BigToHash(new(big.Int).SetUint64(i)) }
 
 // preExecution is core.PreExecution.
-func (s *simulator) preExecution(ctx context.Context, db *state.StateDB, header, parent *types.Header, evm *vm.EVM) *bal.ConstructionBlockAccessList {
+func (s *simulator) preExecution(ctx context.Context, db *state.StateDB, header, parent *types.Header, parentHash common.Hash, evm *vm.EVM) *bal.ConstructionBlockAccessList {
 	cfg := s.e.config
 	if !s.native(header) || (header.ParentBeaconRoot != nil && db.GetCodeHash(params.BeaconRootsAddress) != beaconRootsCodeHash) ||
 		(cfg.IsPrague(header.Number, header.Time) && db.GetCodeHash(params.HistoryStorageAddress) != historyCodeHash) {
@@ -75,7 +75,7 @@ func (s *simulator) preExecution(ctx context.Context, db *state.StateDB, header,
 		db.SetState(params.BeaconRootsAddress, slotHash(i+historyWindow), *root)
 	}
 	if cfg.IsPrague(header.Number, header.Time) {
-		db.SetState(params.HistoryStorageAddress, slotHash((header.Number.Uint64()-1)%historyWindow), parent.Hash())
+		db.SetState(params.HistoryStorageAddress, slotHash((header.Number.Uint64()-1)%historyWindow), parentHash)
 	}
 	return nil
 }

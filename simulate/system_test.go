@@ -68,7 +68,7 @@ func TestSystemCallsNative(t *testing.T) {
 					s := &simulator{e: &Engine{config: cfg, opts: Options{Roots: roots}}}
 					coinbase := common.Address{}
 					evm := vm.NewEVM(core.NewEVMBlockContext(header, nil, &coinbase), db, cfg, vm.Config{})
-					s.preExecution(context.Background(), db, header, parent, evm)
+					s.preExecution(context.Background(), db, header, parent, parent.Hash(), evm)
 					reqs, _, err := s.postExecution(context.Background(), db, header, nil, evm, 1)
 					if err != nil {
 						t.Fatal(err)
