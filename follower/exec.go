@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
@@ -42,11 +43,16 @@ type executor struct {
 	memdb   state.Database // empty: StateDBs read everything through their reader
 
 	blk *openBlock
+	// stateAt gives the shared reader of a sealed block's state.
+	stateAt func(*types.Header) *remote.State
 
 	// matches/mismatches count flashblocks whose re-executed block hash
 	// (with the builder's claimed state root) equals / differs from the
 	// builder's block_hash.
 	matches, mismatches atomic.Uint64
+	// phase times of the last flashblock applied (ns): decoding with sender
+	// recovery, upstream prefetch, execution, snapshot assembly.
+	lastDecode, lastFetch, lastExec, lastSnap atomic.Int64
 }
 
 func newExecutor(config *params.ChainConfig, sh *remote.Shared, hs *headers, src *pending.Source) *executor {
@@ -158,7 +164,7 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	if e.config.IsPrague(number, header.Time) {
 		header.RequestsHash = &types.EmptyRequestsHash
 	}
-	st := e.shared.NewState(parent)
+	st := e.stateAt(parent)
 	statedb, err := state.NewWithReader(parent.Root, e.memdb, st)
 	if err != nil {
 		return nil, err
@@ -189,17 +195,22 @@ func upstreamErr(b *openBlock) error {
 	return b.base.CodeErr()
 }
 
-// decodeTxs decodes a flashblock's transactions and recovers their senders
-// in parallel (the costliest step for large flashblocks).
-func (e *executor) decodeTxs(raws [][]byte) (types.Transactions, []common.Address, error) {
+// decodeTxs decodes a flashblock's transactions.
+func decodeTxs(raws [][]byte) (types.Transactions, error) {
 	txs := make(types.Transactions, len(raws))
 	for i, raw := range raws {
 		tx := new(types.Transaction)
 		if err := tx.UnmarshalBinary(raw); err != nil {
-			return nil, nil, fmt.Errorf("%w: transaction %d: %v", ErrInvalidFlashblock, i, err)
+			return nil, fmt.Errorf("%w: transaction %d: %v", ErrInvalidFlashblock, i, err)
 		}
 		txs[i] = tx
 	}
+	return txs, nil
+}
+
+// recoverSenders recovers the senders in parallel (the costliest step for
+// large flashblocks); each transaction caches its sender for execution.
+func (e *executor) recoverSenders(txs types.Transactions) ([]common.Address, error) {
 	senders := make([]common.Address, len(txs))
 	errs := make([]error, len(txs))
 	workers := min(runtime.GOMAXPROCS(0), (len(txs)+15)/16)
@@ -222,10 +233,10 @@ func (e *executor) decodeTxs(raws [][]byte) (types.Transactions, []common.Addres
 	}
 	for i, err := range errs {
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: transaction %d sender: %v", ErrInvalidFlashblock, i, err)
+			return nil, fmt.Errorf("%w: transaction %d sender: %v", ErrInvalidFlashblock, i, err)
 		}
 	}
-	return txs, senders, nil
+	return senders, nil
 }
 
 // apply executes one flashblock's new transactions on the open block and
@@ -235,21 +246,36 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 	for i, r := range fb.Diff.Transactions {
 		raws[i] = r
 	}
-	txs, senders, err := e.decodeTxs(raws)
+	t0 := time.Now()
+	txs, err := decodeTxs(raws)
 	if err != nil {
 		return nil, err
 	}
-	// Fetch every account the flashblock obviously touches in one request.
-	want := make([]common.Address, 0, 2*len(txs))
-	for i, tx := range txs {
-		want = append(want, senders[i])
+	// Fetch the recipients while the senders are recovered, then the
+	// senders (usually cached: they send again and again).
+	recipients := make([]common.Address, 0, len(txs)+1)
+	for _, tx := range txs {
 		if to := tx.To(); to != nil {
-			want = append(want, *to)
+			recipients = append(recipients, *to)
 		}
 	}
-	if err := b.base.Prefetch(want); err != nil {
+	fetched := make(chan error, 1)
+	go func() { fetched <- b.base.Prefetch(recipients) }()
+	senders, err := e.recoverSenders(txs)
+	t1 := time.Now()
+	e.lastDecode.Store(int64(t1.Sub(t0)))
+	ferr := <-fetched
+	if err != nil {
 		return nil, err
 	}
+	if ferr != nil {
+		return nil, ferr
+	}
+	if err := b.base.Prefetch(senders); err != nil {
+		return nil, err
+	}
+	t2 := time.Now()
+	e.lastFetch.Store(int64(t2.Sub(t1)))
 	first := len(b.txs)
 	for i, tx := range txs {
 		msg, err := core.TransactionToMessage(tx, e.signer, b.header.BaseFee)
@@ -268,7 +294,11 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 		b.txs = append(b.txs, tx)
 		b.receipts = append(b.receipts, receipt)
 	}
-	return e.snapshot(b, fb, first), nil
+	t3 := time.Now()
+	e.lastExec.Store(int64(t3.Sub(t2)))
+	snap := e.snapshot(b, fb, first)
+	e.lastSnap.Store(int64(time.Since(t3)))
+	return snap, nil
 }
 
 // snapshot assembles the pending view after the open block's latest

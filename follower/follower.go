@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
@@ -44,6 +45,10 @@ type Config struct {
 	// Feed connection: backoff bounds and ping interval (defaults 1 s, 10 s, 10 s).
 	MinBackoff, MaxBackoff, PingInterval time.Duration
 	Logger                               *slog.Logger
+	// Observe, if set, is called (on the follower's goroutine) after each
+	// snapshot published because a flashblock arrived, with the time from
+	// the frame's arrival until the snapshot was visible.
+	Observe func(s *pending.Snapshot, latency time.Duration)
 }
 
 // Follower follows one feed over one upstream and publishes to a pending
@@ -72,8 +77,25 @@ type Follower struct {
 	invalid   uint64
 	published atomic.Uint64
 
+	states *lru[common.Hash, *remote.State] // sealed states by block hash
+
+	backendOnce sync.Once
+	backend     *Backend
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+}
+
+// stateAt is the shared lazy reader of the state after sealed block h, so
+// the executor and every reader of that block share one cache.
+func (f *Follower) stateAt(h *types.Header) *remote.State {
+	hash := h.Hash()
+	if st, ok := f.states.get(hash); ok {
+		return st
+	}
+	st := f.shared.NewState(h)
+	f.states.add(hash, st)
+	return st
 }
 
 type event struct {
@@ -112,12 +134,14 @@ func New(cfg Config, src *pending.Source) (*Follower, error) {
 		tracker: feed.NewTracker(cfg.Ahead, m),
 		exec:    newExecutor(cfg.Chain, sh, hs, src),
 		events:  make(chan event, 1024),
+		states:  newLRU[common.Hash, *remote.State](16),
 		pollNow: make(chan struct{}, 1),
 		feed: &feed.Client{
 			URL: cfg.Feed, MinBackoff: cfg.MinBackoff, MaxBackoff: cfg.MaxBackoff,
 			PingInterval: cfg.PingInterval, Metrics: m, Logger: cfg.Logger,
 		},
 	}
+	f.exec.stateAt = f.stateAt
 	return f, nil
 }
 
@@ -298,7 +322,11 @@ func (f *Follower) syncPending(trigger *feed.Flashblock) {
 	err := f.exec.sync(parent, fbs, func(s *pending.Snapshot) {
 		f.published.Add(1)
 		if trigger != nil && s.Index == trigger.Index && s.PayloadID == trigger.PayloadID && !trigger.Received.IsZero() {
-			f.lat.add(time.Since(trigger.Received))
+			d := time.Since(trigger.Received)
+			f.lat.add(d)
+			if f.cfg.Observe != nil {
+				f.cfg.Observe(s, d)
+			}
 		}
 	})
 	f.mu.Lock()

@@ -28,12 +28,13 @@ type headers struct {
 
 	mu     sync.Mutex
 	byHash map[common.Hash]*types.Header
+	roots  map[common.Hash]*types.Header
 	order  []common.Hash
 	head   *types.Header
 }
 
 func newHeaders(c *remote.Client, config *params.ChainConfig) *headers {
-	return &headers{c: c, config: config, engine: beacon.New(ethash.NewFaker()), byHash: make(map[common.Hash]*types.Header)}
+	return &headers{c: c, config: config, engine: beacon.New(ethash.NewFaker()), byHash: make(map[common.Hash]*types.Header), roots: make(map[common.Hash]*types.Header)}
 }
 
 func (h *headers) add(hd *types.Header) {
@@ -44,10 +45,14 @@ func (h *headers) add(hd *types.Header) {
 		return
 	}
 	h.byHash[hash] = hd
+	h.roots[hd.Root] = hd
 	h.order = append(h.order, hash)
 	if len(h.order) > maxHeaders {
 		drop := h.order[:len(h.order)-maxHeaders]
 		for _, k := range drop {
+			if old := h.byHash[k]; old != nil && h.roots[old.Root] == old {
+				delete(h.roots, old.Root)
+			}
 			delete(h.byHash, k)
 		}
 		h.order = append([]common.Hash(nil), h.order[len(drop):]...)
@@ -65,6 +70,13 @@ func (h *headers) cached(hash common.Hash) *types.Header {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.byHash[hash]
+}
+
+// byRoot is a cached header with state root root, or nil.
+func (h *headers) byRoot(root common.Hash) *types.Header {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.roots[root]
 }
 
 func (h *headers) byHashCtx(ctx context.Context, hash common.Hash) (*types.Header, error) {

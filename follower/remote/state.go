@@ -244,6 +244,41 @@ func (s *State) Prefetch(addrs []common.Address) error {
 	if len(missing) == 0 {
 		return nil
 	}
+	// Large sets go out as a few concurrent batches, so the upstream (and
+	// the proof checks here) can use more than one core.
+	chunk := max(prefetchChunk, (len(missing)+prefetchParallel-1)/prefetchParallel)
+	if len(missing) <= chunk {
+		return s.prefetch(missing, entries)
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs error
+	)
+	for lo := 0; lo < len(missing); lo += chunk {
+		hi := min(lo+chunk, len(missing))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.prefetch(missing[lo:hi], entries[lo:hi]); err != nil {
+				mu.Lock()
+				errs = err
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// Prefetch batching: at least prefetchChunk accounts per request, at most
+// prefetchParallel requests at once.
+const (
+	prefetchChunk    = 8
+	prefetchParallel = 4
+)
+
+func (s *State) prefetch(missing []common.Address, entries []*entry[*types.StateAccount]) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	proofs := s.useProofs()

@@ -1,0 +1,189 @@
+package follower
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/rpc"
+)
+
+// Routing: a follower answers what involves the pending (pre-confirmed)
+// state itself, and forwards everything else verbatim to the upstream, whose
+// sealed-chain answers are authoritative. Immutable answers (by block hash)
+// are cached.
+
+// forwardOnly are methods a follower never answers itself (registered when
+// the local server does not have them).
+var forwardOnly = []string{
+	"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction",
+	"eth_sign", "personal_sign", "eth_accounts", "eth_coinbase", "eth_mining", "eth_hashrate",
+	"txpool_status", "txpool_content", "txpool_inspect", "txpool_contentFrom",
+	"debug_getRawHeader", "debug_getRawBlock", "debug_getRawReceipts", "debug_getRawTransaction",
+	"debug_traceTransaction", "debug_traceCall", "debug_traceBlockByNumber", "debug_traceBlockByHash",
+	"eth_getFilterChanges", "eth_getFilterLogs", "eth_newFilter", "eth_newBlockFilter",
+	"eth_newPendingTransactionFilter", "eth_uninstallFilter",
+}
+
+// localAlways are answered locally whatever their parameters.
+var localAlways = map[string]bool{
+	"eth_chainId": true, "net_version": true, "net_listening": true, "net_peerCount": true,
+	"web3_clientVersion": true, "web3_sha3": true, "eth_subscribe": true, "eth_unsubscribe": true,
+	"eth_syncing": true, "eth_config": true,
+}
+
+// byTxHash are answered locally when the transaction is pre-confirmed.
+var byTxHash = map[string]bool{
+	"eth_getTransactionByHash": true, "eth_getTransactionReceipt": true, "eth_getRawTransactionByHash": true,
+}
+
+// immutable answers are keyed by a block hash: cacheable once non-null.
+var immutable = map[string]bool{
+	"eth_getBlockByHash": true, "eth_getBlockReceipts": true, "eth_getTransactionByBlockHashAndIndex": true,
+	"eth_getHeaderByHash": true, "eth_getBlockTransactionCountByHash": true, "eth_getUncleCountByBlockHash": true,
+	"eth_getUncleByBlockHashAndIndex": true, "eth_getRawTransactionByBlockHashAndIndex": true,
+	"debug_getRawHeader": true, "debug_getRawBlock": true, "debug_getRawReceipts": true,
+}
+
+// maxCachedAnswer bounds one cached answer; maxCached the number kept.
+const (
+	maxCachedAnswer = 256 << 10
+	maxCached       = 2048
+)
+
+var pendingTag = []byte(`"pending"`)
+
+// mentionsPending reports whether any parameter is, or holds, the "pending" tag.
+func mentionsPending(p rpc.Params) bool {
+	for _, raw := range p {
+		if bytes.Contains(raw, pendingTag) {
+			return true
+		}
+	}
+	return false
+}
+
+// Route registers on srv, for every method of local, a handler that answers
+// locally when the call involves the pending state and forwards it to the
+// upstream otherwise; methods only the upstream has are forwarded.
+func (f *Follower) Route(srv, local *rpc.Server) {
+	cache := newLRU[string, json.RawMessage](maxCached)
+	for _, name := range local.Methods() {
+		h, _ := local.Lookup(name)
+		srv.Register(name, f.router(name, h, cache))
+	}
+	for _, name := range forwardOnly {
+		if !local.Has(name) {
+			srv.Register(name, f.forwarder(name, cache))
+		}
+	}
+}
+
+func (f *Follower) router(name string, h rpc.Handler, cache *lru[string, json.RawMessage]) rpc.Handler {
+	if localAlways[name] || strings.HasPrefix(name, "wallet_") || strings.HasPrefix(name, "follower_") {
+		return h
+	}
+	fwd := f.forwarder(name, cache)
+	if byTxHash[name] {
+		return func(ctx context.Context, p rpc.Params) (any, error) {
+			if f.preconfirmed(p) || mentionsPending(p) {
+				return h(ctx, p)
+			}
+			return fwd(ctx, p)
+		}
+	}
+	return func(ctx context.Context, p rpc.Params) (any, error) {
+		if mentionsPending(p) {
+			return h(ctx, p)
+		}
+		return fwd(ctx, p)
+	}
+}
+
+// preconfirmed reports whether the first parameter is the hash of a
+// transaction in the current pending snapshot.
+func (f *Follower) preconfirmed(p rpc.Params) bool {
+	snap := f.src.Current()
+	if snap == nil || len(p) == 0 {
+		return false
+	}
+	var h common.Hash
+	if err := json.Unmarshal(p[0], &h); err != nil {
+		return false
+	}
+	_, _, _, ok := snap.Tx(h)
+	return ok
+}
+
+type envelope struct {
+	Result json.RawMessage `json:"result"`
+	Error  *remote.Error   `json:"error"`
+}
+
+// forwarder sends the call to the upstream and returns its answer verbatim.
+func (f *Follower) forwarder(name string, cache *lru[string, json.RawMessage]) rpc.Handler {
+	prefix := []byte(`{"jsonrpc":"2.0","id":1,"method":` + quote(name) + `,"params":[`)
+	cacheable := immutable[name]
+	return func(ctx context.Context, p rpc.Params) (any, error) {
+		body := make([]byte, 0, len(prefix)+64*len(p)+2)
+		body = append(body, prefix...)
+		for i, raw := range p {
+			if i > 0 {
+				body = append(body, ',')
+			}
+			body = append(body, raw...)
+		}
+		body = append(body, "]}"...)
+		var key string
+		if cacheable {
+			key = string(body[len(prefix):])
+			if v, ok := cache.get(name + key); ok {
+				return v, nil
+			}
+		}
+		raw, err := f.client.Forward(ctx, body)
+		if err != nil {
+			return nil, upstreamError(err)
+		}
+		var env envelope
+		if err := json.Unmarshal(raw, &env); err != nil {
+			return nil, &rpc.ServerError{Msg: fmt.Sprintf("upstream %s: bad answer: %v", f.cfg.Upstream, err)}
+		}
+		if env.Error != nil {
+			return nil, &rpc.CodedError{Code: env.Error.Code, Msg: env.Error.Message, Data: dataOf(env.Error.Data)}
+		}
+		if len(env.Result) == 0 {
+			env.Result = json.RawMessage("null")
+		}
+		if cacheable && string(env.Result) != "null" && len(env.Result) <= maxCachedAnswer {
+			cache.add(name+key, env.Result)
+		}
+		return env.Result, nil
+	}
+}
+
+func dataOf(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return raw
+}
+
+// upstreamError is the JSON-RPC error for a failed upstream exchange.
+func upstreamError(err error) error {
+	if errors.Is(err, remote.ErrUnavailable) {
+		return &rpc.ServerError{Msg: err.Error()}
+	}
+	return &rpc.ServerError{Msg: "upstream: " + err.Error()}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
