@@ -137,12 +137,20 @@ func (f *Feed) publish(snap *pending.Snapshot) {
 	}
 }
 
-// Compress is brotli at a speed-leaning level, as Base's public feed sends.
+// brotliWriters are reused: a writer's tables cost far more to set up than
+// a flashblock costs to compress.
+var brotliWriters = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, 1) }}
+
+// Compress is brotli at level 1 (the fastest level that still matches the
+// literals; higher levels barely shrink flashblocks further).
 func Compress(msg []byte) []byte {
 	var buf bytes.Buffer
-	w := brotli.NewWriterLevel(&buf, 4)
+	buf.Grow(len(msg)/3 + 64)
+	w := brotliWriters.Get().(*brotli.Writer)
+	w.Reset(&buf)
 	w.Write(msg)
 	w.Close()
+	brotliWriters.Put(w)
 	return buf.Bytes()
 }
 
