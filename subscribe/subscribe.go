@@ -18,6 +18,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
@@ -57,7 +58,7 @@ type subscriber struct {
 
 // Service owns the subscriptions of every connection.
 type Service struct {
-	chain   *chain.Chain
+	events  ChainEvents
 	pending *pending.Source
 	signer  types.Signer
 	log     *slog.Logger
@@ -77,10 +78,16 @@ const SnapshotBuffer = 4096
 
 // New returns a service over the chain and the pending source; Start runs it.
 func New(c *chain.Chain, p *pending.Source, logger *slog.Logger) *Service {
+	return NewWithEvents(c.Config(), c.BlockChain(), p, logger)
+}
+
+// NewWithEvents returns a service over any source of sealed-chain events
+// (follow mode has no local chain) and the pending source.
+func NewWithEvents(config *params.ChainConfig, events ChainEvents, p *pending.Source, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Service{chain: c, pending: p, signer: types.LatestSigner(c.Config()), log: logger, stop: make(chan struct{})}
+	s := &Service{events: events, pending: p, signer: types.LatestSigner(config), log: logger, stop: make(chan struct{})}
 	for k := range s.subs {
 		s.subs[k] = make(map[*rpc.Subscription]*subscriber)
 	}
@@ -99,7 +106,7 @@ func (s *Service) Start() {
 		return
 	}
 	s.started = true
-	bc := s.chain.BlockChain()
+	bc := s.events
 	heads := make(chan core.ChainEvent, 256)
 	logs := make(chan []*types.Log, 256)
 	removed := make(chan core.RemovedLogsEvent, 64)
