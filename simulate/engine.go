@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -98,6 +99,23 @@ type Engine struct {
 	chain   core.ChainContext
 	opts    Options
 	readers Readers
+	hash    atomic.Pointer[headerHash] // the last base header hashed
+}
+
+type headerHash struct {
+	header *types.Header
+	hash   common.Hash
+}
+
+// hashOf is h.Hash(), remembered for the last header asked (headers are
+// immutable; most requests build on the same head or pending parent).
+func (e *Engine) hashOf(h *types.Header) common.Hash {
+	if m := e.hash.Load(); m != nil && m.header == h {
+		return m.hash
+	}
+	m := &headerHash{header: h, hash: h.Hash()}
+	e.hash.Store(m)
+	return m.hash
 }
 
 // New returns an engine over a chain (for BLOCKHASH of canonical blocks and

@@ -130,15 +130,15 @@ func (e *Engine) Simulate(ctx context.Context, req *Request, base Base) ([]*Bloc
 	}
 	headers := s.headers(blocks)
 	out := make([]*BlockResult, len(blocks))
-	parent := base.Parent
+	parent, parentHash := base.Parent, e.hashOf(base.Parent)
 	for i := range blocks {
-		res, err := s.block(ctx, &blocks[i], headers[i], parent, headers[:i])
+		res, err := s.block(ctx, &blocks[i], headers[i], parent, parentHash, headers[:i])
 		if err != nil {
 			return nil, err
 		}
 		headers[i] = res.Block.Header()
 		out[i] = res
-		parent = headers[i]
+		parent, parentHash = headers[i], res.Block.Hash()
 	}
 	return out, nil
 }
@@ -263,10 +263,9 @@ func (s *simulator) headers(blocks []BlockCalls) []*types.Header {
 	return out
 }
 
-func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *types.Header, done []*types.Header) (*BlockResult, error) {
+func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *types.Header, parentHash common.Hash, done []*types.Header) (*BlockResult, error) {
 	cfg := s.e.config
 	pending := s.isPending(header.Number)
-	parentHash := parent.Hash()
 	header.ParentHash = parentHash
 	if cfg.IsLondon(header.Number) && header.BaseFee == nil {
 		if s.validate {

@@ -56,13 +56,14 @@ func (e *Engine) prepareCall(args *CallArgs, header *types.Header, db *state.Sta
 	return &callEnv{blockCtx: blockCtx, msg: msg, precompiles: precompiles}, nil
 }
 
-// TraceCall runs args as debug_traceCall does: as eth_call would in the
-// environment of header on db (which it changes), but applied as a
-// transaction under hooks. A block-number override to header+1 also moves
-// BLOCKHASH's view on by one block, so that BLOCKHASH(header) is header's
-// hash rather than zero (go-ethereum #32175). Cancelling ctx aborts the EVM;
-// the tracer learns why through its own Stop.
-func (e *Engine) TraceCall(ctx context.Context, args CallArgs, header *types.Header, db *state.StateDB, so StateOverride, bo *BlockOverrides, hooks *tracing.Hooks) error {
+// TraceCall prepares args for debug_traceCall: as eth_call would run it in
+// the environment of header on db (which the run changes), but applied as a
+// transaction under the hooks given to run. A block-number override to
+// header+1 also moves BLOCKHASH's view on by one block, so that
+// BLOCKHASH(header) is header's hash rather than zero (go-ethereum #32175).
+// Errors of the preparation (overrides, defaults) come back at once;
+// cancelling run's ctx aborts the EVM (the tracer's Stop tells it why).
+func (e *Engine) TraceCall(args CallArgs, header *types.Header, db *state.StateDB, so StateOverride, bo *BlockOverrides) (run func(context.Context, *tracing.Hooks) error, err error) {
 	if bo != nil && bo.Number != nil && bo.Number.ToInt().Uint64() == header.Number.Uint64()+1 {
 		next := types.CopyHeader(header)
 		next.ParentHash = header.Hash()
@@ -71,10 +72,12 @@ func (e *Engine) TraceCall(ctx context.Context, args CallArgs, header *types.Hea
 	}
 	env, err := e.prepareCall(&args, header, db, so, bo, e.opts.GasCap)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tx := args.transaction(types.DynamicFeeTxType)
-	return e.applyTraced(ctx, env.blockCtx, db, env.msg, tx, common.Hash{}, common.Hash{}, 0, env.precompiles, hooks)
+	return func(ctx context.Context, hooks *tracing.Hooks) error {
+		return e.applyTraced(ctx, env.blockCtx, db, env.msg, tx, common.Hash{}, common.Hash{}, 0, env.precompiles, hooks)
+	}, nil
 }
 
 // applyTraced applies msg (the message of tx) to db under hooks.
