@@ -141,8 +141,8 @@ func (f *Feed) publish(snap *pending.Snapshot) {
 // a flashblock costs to compress.
 var brotliWriters = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, 1) }}
 
-// Compress is brotli at level 1 (the fastest level that still matches the
-// literals; higher levels barely shrink flashblocks further).
+// Compress is brotli at level 1: on flashblock messages, level 4 took about
+// three times as long for output a few percent smaller.
 func Compress(msg []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(msg)/3 + 64)

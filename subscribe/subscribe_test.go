@@ -33,7 +33,7 @@ type env struct {
 	keys []*ecdsa.PrivateKey
 }
 
-func newEnv(t *testing.T, ws rpc.WSOptions) *env {
+func newEnv(t testing.TB, ws rpc.WSOptions) *env {
 	t.Helper()
 	c, err := chain.Open(chain.Config{})
 	if err != nil {
@@ -63,7 +63,7 @@ func newEnv(t *testing.T, ws rpc.WSOptions) *env {
 // client is a websocket JSON-RPC client that sorts notifications by
 // subscription id.
 type client struct {
-	t *testing.T
+	t testing.TB
 	c *websocket.Conn
 }
 
@@ -81,7 +81,7 @@ type message struct {
 	} `json:"params"`
 }
 
-func (e *env) dial(t *testing.T) *client {
+func (e *env) dial(t testing.TB) *client {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, e.url, nil)
@@ -167,7 +167,7 @@ var (
 	emit   = common.HexToAddress("0x00000000000000000000000000000000000000ee")
 )
 
-func (e *env) transfer(t *testing.T, key int, nonce uint64) *types.Transaction {
+func (e *env) transfer(t testing.TB, key int, nonce uint64) *types.Transaction {
 	t.Helper()
 	tx, err := types.SignNewTx(e.keys[key], types.LatestSigner(e.ch.Config()), &types.DynamicFeeTx{
 		ChainID: e.ch.Config().ChainID, Nonce: nonce, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(2e9),
