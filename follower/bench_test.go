@@ -1,4 +1,4 @@
-package follower
+package follower_test
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/follower"
 	"github.com/preconf/preconf/pending"
 )
 
@@ -95,8 +96,8 @@ func BenchmarkFlashblockVisible(b *testing.B) {
 		txSeen int
 	)
 	src := new(pending.Source)
-	var fl *Follower
-	f, err := New(Config{
+	var fl *follower.Follower
+	f, err := follower.New(follower.Config{
 		Upstream: n.URL(), Feed: feedURL, Chain: n.Chain.Config(), PollInterval: 20 * time.Millisecond,
 		Observe: func(s *pending.Snapshot, d time.Duration) {
 			mu.Lock()

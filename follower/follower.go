@@ -66,7 +66,7 @@ type Follower struct {
 	exec    *executor
 	lat     latencies
 
-	events  chan event
+	events  chan loopEvent
 	pollNow chan struct{}
 	head    atomic.Pointer[remote.Head] // latest canonical head seen
 
@@ -81,6 +81,7 @@ type Follower struct {
 
 	backendOnce sync.Once
 	backend     *Backend
+	chainEv     *chainEvents
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -98,7 +99,7 @@ func (f *Follower) stateAt(h *types.Header) *remote.State {
 	return st
 }
 
-type event struct {
+type loopEvent struct {
 	fb    *feed.Flashblock
 	head  *remote.Head
 	reset bool
@@ -133,8 +134,9 @@ func New(cfg Config, src *pending.Source) (*Follower, error) {
 		cfg: cfg, log: cfg.Logger, client: client, shared: sh, headers: hs, src: src, metrics: m,
 		tracker: feed.NewTracker(cfg.Ahead, m),
 		exec:    newExecutor(cfg.Chain, sh, hs, src),
-		events:  make(chan event, 1024),
+		events:  make(chan loopEvent, 1024),
 		states:  newLRU[common.Hash, *remote.State](16),
+		chainEv: newChainEvents(),
 		pollNow: make(chan struct{}, 1),
 		feed: &feed.Client{
 			URL: cfg.Feed, MinBackoff: cfg.MinBackoff, MaxBackoff: cfg.MaxBackoff,
@@ -171,17 +173,18 @@ func (f *Follower) CheckUpstream(ctx context.Context) error {
 func (f *Follower) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel
-	f.wg.Add(3)
+	f.wg.Add(4)
+	go func() { defer f.wg.Done(); f.logWorker(ctx) }()
 	go func() {
 		defer f.wg.Done()
 		f.feed.Run(ctx, func(r feed.Received) {
 			select {
-			case f.events <- event{fb: r.FB}:
+			case f.events <- loopEvent{fb: r.FB}:
 			case <-ctx.Done():
 			}
 		}, func() {
 			select {
-			case f.events <- event{reset: true}:
+			case f.events <- loopEvent{reset: true}:
 			case <-ctx.Done():
 			}
 		})
@@ -256,7 +259,7 @@ func (f *Follower) pollHeads(ctx context.Context) {
 		}
 		last = h
 		select {
-		case f.events <- event{head: h}:
+		case f.events <- loopEvent{head: h}:
 		case <-ctx.Done():
 			return
 		}
@@ -268,7 +271,7 @@ func (f *Follower) loop(ctx context.Context) {
 		f.tracker.Head(trackerHead(h))
 	}
 	for {
-		var ev event
+		var ev loopEvent
 		select {
 		case <-ctx.Done():
 			return
@@ -279,6 +282,7 @@ func (f *Follower) loop(ctx context.Context) {
 			f.tracker.Reset()
 		case ev.head != nil:
 			f.setHead(ev.head)
+			f.announce(ev.head.Header)
 			out := f.tracker.Head(trackerHead(ev.head))
 			if out == feed.Reorg {
 				f.log.Warn("reorg: the sealed block differs from the pre-confirmed one", "number", ev.head.Header.Number, "hash", ev.head.Header.Hash())

@@ -1,4 +1,4 @@
-package follower
+package follower_test
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/follower"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/pending"
 )
@@ -129,10 +129,10 @@ func check(t *testing.T, name string, src *pending.Source, seq *recorder) *check
 	return c
 }
 
-func startFollower(t *testing.T, n *node.Node, upstream, feedURL string) (*Follower, *pending.Source) {
+func startFollower(t *testing.T, n *node.Node, upstream, feedURL string) (*follower.Follower, *pending.Source) {
 	t.Helper()
 	src := new(pending.Source)
-	f, err := New(Config{
+	f, err := follower.New(follower.Config{
 		Upstream: upstream, Feed: feedURL, Chain: n.Chain.Config(),
 		PollInterval: 20 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
 		PingInterval: time.Second, UpstreamTimeout: 2 * time.Second,
@@ -231,7 +231,6 @@ func TestFollowersMatchSequencer(t *testing.T) {
 	noErrors(t, c1, c2)
 
 	// 2. dropped, duplicated and reordered messages
-	m := f1.metrics
 	proxy.setFault(func(i int) string {
 		switch {
 		case i%13 == 0:
@@ -244,7 +243,8 @@ func TestFollowersMatchSequencer(t *testing.T) {
 		return ""
 	})
 	waitFor(t, "gaps and duplicates to be seen", 60*time.Second, func() bool {
-		return m.Get(feed.Gap) >= 2 && m.Get(feed.Duplicate) >= 2
+		c := f1.Status().Counters
+		return c["gap"] >= 2 && c["duplicate"] >= 2
 	})
 	proxy.setFault(nil)
 	mark := c1.withTxs.Load()
@@ -260,8 +260,8 @@ func TestFollowersMatchSequencer(t *testing.T) {
 	})
 	t.Logf("feed down: %s", f1.Status().FeedError)
 	proxy.refuse.Store(false)
-	connects := m.Connects.Load()
-	waitFor(t, "the feed to reconnect", 30*time.Second, func() bool { return m.Connects.Load() > connects })
+	connects := f1.Status().Counters["connects"]
+	waitFor(t, "the feed to reconnect", 30*time.Second, func() bool { return f1.Status().Counters["connects"] > connects })
 	mark = c1.withTxs.Load()
 	waitFor(t, "follower1 to match after the feed restart", 60*time.Second, func() bool { return c1.withTxs.Load() >= mark+5 })
 
@@ -288,9 +288,9 @@ func TestFollowersMatchSequencer(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	noErrors(t, c1, c2)
-	for _, f := range []*Follower{f1, f2} {
+	for _, f := range []*follower.Follower{f1, f2} {
 		st := f.Status()
-		t.Logf("%s: compared=%v latency=%v counters=%v", f.cfg.Feed, st.Pending, st.LatencyMs, st.Counters)
+		t.Logf("%s: pending=%v latency=%v counters=%v", st.Feed, st.Pending, st.LatencyMs, st.Counters)
 	}
 	t.Logf("sequencer published %d snapshots; follower1 matched %d (%d with txs), follower2 matched %d (%d with txs)",
 		seq.n.Load(), c1.compared.Load(), c1.withTxs.Load(), c2.compared.Load(), c2.withTxs.Load())

@@ -1,4 +1,4 @@
-package follower
+package follower_test
 
 import (
 	"context"
@@ -24,10 +24,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/chain"
-	pfeed "github.com/preconf/preconf/feed"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/pending"
-	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/sequencer"
 )
 
@@ -47,8 +45,8 @@ var (
 )
 
 // sequencerNode starts an in-memory preconf dev node that sequences
-// (flashblocks every interval) and serves its flashblocks feed; it returns
-// the node and the feed's websocket URL.
+// (flashblocks every interval); it returns the node and its flashblocks
+// feed's websocket URL.
 func sequencerNode(t *testing.T, blockTime, interval time.Duration) (*node.Node, string) {
 	t.Helper()
 	g := chain.DevGenesis()
@@ -64,15 +62,8 @@ func sequencerNode(t *testing.T, blockTime, interval time.Duration) (*node.Node,
 		n.Close()
 		t.Fatal(err)
 	}
-	fd := pfeed.New(n.Pending, rpc.StreamOptions{})
-	fd.Start()
-	srv := httptest.NewServer(fd)
-	t.Cleanup(func() {
-		srv.Close()
-		fd.Close()
-		n.Close()
-	})
-	return n, "ws" + strings.TrimPrefix(srv.URL, "http")
+	t.Cleanup(func() { n.Close() })
+	return n, "ws" + strings.TrimPrefix(n.URL(), "http") + "/flashblocks"
 }
 
 // faultProxy relays a websocket feed to its clients, dropping, duplicating
