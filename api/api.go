@@ -81,6 +81,11 @@ func (a *API) Register(srv *rpc.Server) {
 		"eth_estimateGas":                         a.estimateGas,
 		"eth_createAccessList":                    a.createAccessList,
 		"eth_simulateV1":                          a.simulateV1,
+		"eth_capabilities":                        a.capabilities,
+		"debug_traceTransaction":                  a.debugTraceTransaction,
+		"debug_traceBlockByNumber":                a.debugTraceBlockByNumber,
+		"debug_traceBlockByHash":                  a.debugTraceBlockByHash,
+		"debug_traceCall":                         a.debugTraceCall,
 	} {
 		srv.Register(name, h)
 	}

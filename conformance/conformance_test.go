@@ -36,6 +36,9 @@ var categories = []string{
 	"debug_getRawHeader",
 	"debug_getRawReceipts",
 	"debug_getRawTransaction",
+	"debug_traceBlockByHash",
+	"debug_traceBlockByNumber",
+	"debug_traceTransaction",
 	// simulate/: run with --simulate.state-root=compute (see startNode).
 	"eth_call",
 	"eth_createAccessList",
