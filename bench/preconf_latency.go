@@ -57,7 +57,7 @@ func addLatencyFlags(fs *flag.FlagSet) {
 	fs.IntVar(&latencyOpts.Txs, "latency-txs", 500, "(a) transactions measured")
 	fs.Float64Var(&latencyOpts.Rate, "latency-rate", 50, "(a) send rate, transactions per second")
 	fs.DurationVar(&latencyOpts.Duration, "latency-duration", 10*time.Second, "(b) measuring time")
-	fs.IntVar(&latencyOpts.Window, "latency-window", 64, "(b) transactions each of the ten senders keeps in flight")
+	fs.IntVar(&latencyOpts.Window, "latency-window", 256, "(b) transactions each of the ten senders keeps in flight (enough to fill 30M-gas blocks with transfers)")
 }
 
 // latencyReport is what -preconf-latency measured.
