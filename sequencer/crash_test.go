@@ -218,6 +218,16 @@ func TestCrashRecovery(t *testing.T) {
 			}
 			time.Sleep(time.Duration(20+rng.Intn(80)) * time.Millisecond)
 		}
+		if round%2 == 1 {
+			// Aim at the sealing window: kill right after a new head shows.
+			first, _ := n.call("eth_blockNumber")
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+				if cur, err := n.call("eth_blockNumber"); err == nil && string(cur) != string(first) {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
 		n.kill()
 		cancel()
 		wg.Wait()

@@ -27,7 +27,11 @@ func (s *Sequencer) recover(recs []record) error {
 				continue
 			}
 			want := rec.Hash
-			if err := s.seal(&want, false); err != nil {
+			root, err := s.seal(&want)
+			if err != nil {
+				return err
+			}
+			if err := s.flush(root); err != nil {
 				return err
 			}
 			s.stats.Recovered.Add(1)
@@ -74,7 +78,11 @@ func (s *Sequencer) replayFlashblock(rec *record) error {
 		if rec.Number == s.blk.header.Number.Uint64()+1 && rec.Index == 0 {
 			// The seal record is missing but the next block was started:
 			// the block was sealed; redo it.
-			if err := s.seal(nil, false); err != nil {
+			root, err := s.seal(nil)
+			if err != nil {
+				return err
+			}
+			if err := s.flush(root); err != nil {
 				return err
 			}
 			return s.replayFlashblock(rec)

@@ -105,6 +105,10 @@ type Stats struct {
 	LastPublish  atomic.Int64 // ns: Publish call
 	Recovered    atomic.Uint64
 	RecoveredFBs atomic.Uint64
+	// Built → readable: from the end of a flashblock's execution (header,
+	// diff and WAL record ready) to its snapshot being published, which
+	// includes the WAL fsync. Sum and count give the mean.
+	ReadableSum, ReadableCount, ReadableMax atomic.Int64
 }
 
 // openBlock is the block being built.
@@ -283,15 +287,30 @@ func (s *Sequencer) loop() {
 }
 
 func (s *Sequencer) tick(perBlock uint64) error {
-	if s.blk.index >= perBlock {
-		if err := s.seal(nil, true); err != nil {
-			return err
-		}
-		if err := s.openNext(nil); err != nil {
-			return err
-		}
+	if s.blk.index < perBlock {
+		return s.flashblock()
 	}
-	return s.flashblock()
+	// Seal, then show the next block's first flashblock before the slow
+	// disk work: the sealed block is already durable through the WAL (its
+	// flashblocks and seal record), so flushing its state, syncing the
+	// database and rotating the WAL can follow publication.
+	root, err := s.seal(nil)
+	if err != nil {
+		return err
+	}
+	if err := s.openNext(nil); err != nil {
+		return err
+	}
+	if err := s.flashblock(); err != nil {
+		return err
+	}
+	if err := s.flush(root); err != nil {
+		return err
+	}
+	if s.wal != nil {
+		return s.wal.Rotate(s.walContent)
+	}
+	return nil
 }
 
 // openNext opens the block on top of the chain head. env, when given (WAL
@@ -505,6 +524,7 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 		}
 	}
 	diff := s.collectDiff(b)
+	built := time.Now()
 	rec := b.rec
 	rec.Index = b.index
 	rec.Txs = make([][]byte, 0, len(b.txs)-first)
@@ -543,6 +563,12 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	t := time.Now()
 	s.src.Publish(snap)
 	s.stats.LastPublish.Store(int64(time.Since(t)))
+	lag := int64(time.Since(built))
+	s.stats.ReadableSum.Add(lag)
+	s.stats.ReadableCount.Add(1)
+	if lag > s.stats.ReadableMax.Load() {
+		s.stats.ReadableMax.Store(lag)
+	}
 	b.index++
 	s.stats.Flashblocks.Add(1)
 	s.stats.Txs.Add(uint64(n - first))
@@ -586,9 +612,11 @@ func (s *Sequencer) collectDiff(b *openBlock) *pending.Diff {
 	return d
 }
 
-// seal finalises the open block and writes it into the chain. want, during
-// replay, is the hash the block had when it was first sealed.
-func (s *Sequencer) seal(want *common.Hash, rotate bool) error {
+// seal finalises the open block, logs the seal and makes the block the
+// chain's head (state committed to the in-memory trie database). The caller
+// then calls flush with the returned root to write the state to disk and
+// sync. want, during replay, is the hash the block had when first sealed.
+func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	start := time.Now()
 	b := s.blk
 	header := types.CopyHeader(b.header)
@@ -598,7 +626,7 @@ func (s *Sequencer) seal(want *common.Hash, rotate bool) error {
 	}
 	requests, _, err := core.PostExecution(context.Background(), s.config, header.Number, header.Time, logs, b.evm, uint32(len(b.txs)+1))
 	if err != nil {
-		return fmt.Errorf("block %d post-execution: %w", header.Number, err)
+		return common.Hash{}, fmt.Errorf("block %d post-execution: %w", header.Number, err)
 	}
 	if requests != nil {
 		rh := types.CalcRequestsHash(requests)
@@ -624,22 +652,18 @@ func (s *Sequencer) seal(want *common.Hash, rotate bool) error {
 	}
 	if want == nil && s.wal != nil {
 		if err := s.wal.Append(&record{Kind: recSeal, Number: header.Number.Uint64(), Parent: header.ParentHash, Hash: hash}); err != nil {
-			return err
+			return common.Hash{}, err
 		}
 	}
-	if err := s.persist(block, b.receipts, b.statedb); err != nil {
-		return err
+	root, err := s.persist(block, b.receipts, b.statedb)
+	if err != nil {
+		return common.Hash{}, err
 	}
 	b.evm.Release()
 	s.blk = nil
 	n := block.NumberU64()
 	s.chain.SetSafe(s.lagged(n, s.cfg.SafeLag))
 	s.chain.SetFinalized(s.lagged(n, s.cfg.FinalizedLag))
-	if rotate && s.wal != nil {
-		if err := s.wal.Rotate(s.walContent); err != nil {
-			return err
-		}
-	}
 	d := time.Since(start)
 	s.stats.LastSeal.Store(int64(d))
 	if int64(d) > s.stats.MaxSeal.Load() {
@@ -647,7 +671,7 @@ func (s *Sequencer) seal(want *common.Hash, rotate bool) error {
 	}
 	s.stats.Blocks.Add(1)
 	s.log.Debug("sealed block", "number", n, "hash", hash, "txs", len(b.txs), "gas", header.GasUsed, "elapsed", d)
-	return nil
+	return root, nil
 }
 
 func (s *Sequencer) lagged(n, lag uint64) *types.Header {
@@ -657,31 +681,39 @@ func (s *Sequencer) lagged(n, lag uint64) *types.Header {
 	return s.chain.HeaderByNumber(n - lag)
 }
 
-// persist writes the block, its receipts and state, makes it the head, and
-// syncs the database, so a sealed block survives a crash.
-func (s *Sequencer) persist(block *types.Block, receipts types.Receipts, statedb *state.StateDB) error {
-	db := s.chain.Database()
-	batch := db.NewBatch()
+// persist writes the block and its receipts, commits its state to the trie
+// database (memory) and makes it the head. The block is durable through the
+// WAL already; flush makes the database hold it on its own.
+func (s *Sequencer) persist(block *types.Block, receipts types.Receipts, statedb *state.StateDB) (common.Hash, error) {
+	batch := s.chain.Database().NewBatch()
 	rawdb.WriteBlock(batch, block)
 	rawdb.WriteReceipts(batch, block.Hash(), block.NumberU64(), receipts)
 	if err := batch.Write(); err != nil {
-		return fmt.Errorf("write block %d: %w", block.NumberU64(), err)
+		return common.Hash{}, fmt.Errorf("write block %d: %w", block.NumberU64(), err)
 	}
 	root, err := statedb.Commit(block.NumberU64(), s.config.IsEIP158(block.Number()), s.config.IsCancun(block.Number(), block.Time()))
 	if err != nil {
-		return fmt.Errorf("commit state of block %d: %w", block.NumberU64(), err)
-	}
-	if err := s.bc.TrieDB().Commit(root, false); err != nil {
-		return fmt.Errorf("flush state of block %d: %w", block.NumberU64(), err)
+		return common.Hash{}, fmt.Errorf("commit state of block %d: %w", block.NumberU64(), err)
 	}
 	if _, err := s.bc.SetCanonical(block); err != nil {
-		return fmt.Errorf("set head %d: %w", block.NumberU64(), err)
+		return common.Hash{}, fmt.Errorf("set head %d: %w", block.NumberU64(), err)
 	}
-	if syncer, ok := db.(ethdb.KeyValueSyncer); ok {
+	return root, nil
+}
+
+// flush writes a sealed block's state to disk (archive) and syncs the
+// database, after which the WAL may forget the block.
+func (s *Sequencer) flush(root common.Hash) error {
+	start := time.Now()
+	if err := s.bc.TrieDB().Commit(root, false); err != nil {
+		return fmt.Errorf("flush state %v: %w", root, err)
+	}
+	if syncer, ok := s.chain.Database().(ethdb.KeyValueSyncer); ok {
 		if err := syncer.SyncKeyValue(); err != nil {
 			return fmt.Errorf("sync database: %w", err)
 		}
 	}
+	s.log.Debug("flushed sealed state", "root", root, "elapsed", time.Since(start))
 	return nil
 }
 
