@@ -133,8 +133,9 @@ func (s *scanner) skip() ([]byte, bool) {
 	return s.b[start:s.i], depth == 0 && s.i > start
 }
 
-// object calls field for each member; field consumes the value.
-func (s *scanner) object(field func(key string) bool) bool {
+// object calls field for each member (key without quotes); field consumes
+// the value.
+func (s *scanner) object(field func(key []byte) bool) bool {
 	if s.peek() != '{' {
 		return false
 	}
@@ -149,7 +150,7 @@ func (s *scanner) object(field func(key string) bool) bool {
 			return false
 		}
 		s.i++
-		if !field(string(k[1 : len(k)-1])) {
+		if !field(k[1 : len(k)-1]) {
 			return false
 		}
 		switch s.peek() {
@@ -191,14 +192,23 @@ func (s *scanner) array(elem func() bool) bool {
 }
 
 // once guards against repeated keys (encoding/json's merging of repeats is
-// left to encoding/json).
-type once map[string]bool
+// left to encoding/json). Objects here have few keys: a list will do.
+type once struct {
+	keys [20][]byte
+	n    int
+}
 
-func (o once) first(k string) bool {
-	if o[k] {
+func (o *once) first(k []byte) bool {
+	for _, seen := range o.keys[:o.n] {
+		if string(seen) == string(k) {
+			return false
+		}
+	}
+	if o.n == len(o.keys) {
 		return false
 	}
-	o[k] = true
+	o.keys[o.n] = k
+	o.n++
 	return true
 }
 
@@ -246,12 +256,12 @@ func (s *scanner) boolean(dst *bool) bool {
 }
 
 func (s *scanner) request(r *Request) bool {
-	seen := once{}
-	return s.object(func(k string) bool {
+	var seen once
+	return s.object(func(k []byte) bool {
 		if !seen.first(k) {
 			return false
 		}
-		switch k {
+		switch string(k) {
 		case "blockStateCalls":
 			if s.null() {
 				return true
@@ -277,12 +287,12 @@ func (s *scanner) request(r *Request) bool {
 }
 
 func (s *scanner) blockCalls(b *BlockCalls) bool {
-	seen := once{}
-	return s.object(func(k string) bool {
+	var seen once
+	return s.object(func(k []byte) bool {
 		if !seen.first(k) {
 			return false
 		}
-		switch k {
+		switch string(k) {
 		case "blockOverrides":
 			if s.null() {
 				return true
@@ -314,12 +324,12 @@ func (s *scanner) blockCalls(b *BlockCalls) bool {
 }
 
 func (s *scanner) blockOverrides(o *BlockOverrides) bool {
-	seen := once{}
-	return s.object(func(k string) bool {
+	var seen once
+	return s.object(func(k []byte) bool {
 		if !seen.first(k) {
 			return false
 		}
-		switch k {
+		switch string(k) {
 		case "number":
 			return value(s, &o.Number)
 		case "difficulty":
@@ -346,9 +356,9 @@ func (s *scanner) blockOverrides(o *BlockOverrides) bool {
 }
 
 func (s *scanner) stateOverride(o StateOverride) bool {
-	return s.object(func(k string) bool {
+	return s.object(func(k []byte) bool {
 		var addr common.Address
-		if addr.UnmarshalText([]byte(k)) != nil {
+		if addr.UnmarshalText(k) != nil {
 			return false
 		}
 		var acct AccountOverride
@@ -361,12 +371,12 @@ func (s *scanner) stateOverride(o StateOverride) bool {
 }
 
 func (s *scanner) accountOverride(a *AccountOverride) bool {
-	seen := once{}
-	return s.object(func(k string) bool {
+	var seen once
+	return s.object(func(k []byte) bool {
 		if !seen.first(k) {
 			return false
 		}
-		switch k {
+		switch string(k) {
 		case "nonce":
 			return value(s, &a.Nonce)
 		case "code":
@@ -391,9 +401,9 @@ func (s *scanner) slots(dst *map[common.Hash]common.Hash) bool {
 	}
 	m := map[common.Hash]common.Hash{}
 	*dst = m
-	return s.object(func(k string) bool {
+	return s.object(func(k []byte) bool {
 		var key common.Hash
-		if key.UnmarshalText([]byte(k)) != nil {
+		if key.UnmarshalText(k) != nil {
 			return false
 		}
 		tok, ok := s.str()
@@ -410,12 +420,12 @@ func (s *scanner) slots(dst *map[common.Hash]common.Hash) bool {
 }
 
 func (s *scanner) callArgs(a *CallArgs) bool {
-	seen := once{}
-	return s.object(func(k string) bool {
+	var seen once
+	return s.object(func(k []byte) bool {
 		if !seen.first(k) {
 			return false
 		}
-		switch k {
+		switch string(k) {
 		case "from":
 			return value(s, &a.From)
 		case "to":

@@ -2,7 +2,7 @@ package simulate
 
 import (
 	"context"
-	"math/big"
+	"encoding/binary"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
@@ -60,7 +60,11 @@ func (s *simulator) native(header *types.Header) bool {
 	return s.e.opts.Roots == RootZero && !s.e.config.IsAmsterdam(header.Number, header.Time)
 }
 
-func slotHash(i uint64) common.Hash { return common.BigToHash(new(big.Int).SetUint64(i)) }
+// slotHash is i as a 32-byte big-endian word.
+func slotHash(i uint64) (h common.Hash) {
+	binary.BigEndian.PutUint64(h[24:], i)
+	return h
+}
 
 // preExecution is core.PreExecution.
 func (s *simulator) preExecution(ctx context.Context, db *state.StateDB, header, parent *types.Header, parentHash common.Hash, evm *vm.EVM) *bal.ConstructionBlockAccessList {
@@ -106,7 +110,8 @@ func (q requestQueue) emptyAt(db *state.StateDB) bool {
 
 // dequeueNone is the system call on an empty queue: no requests; the
 // excess moves by this block's count against the target (an inhibited
-// excess counts as zero), the count resets, and head and tail reset.
+// excess counts as zero), the count resets, and head and tail reset. Slots
+// already holding their new value are left alone (same state).
 func (q requestQueue) dequeueNone(db *state.StateDB) {
 	excess := new(uint256.Int).SetBytes32(db.GetState(q.addr, slotHash(queueExcessSlot)).Bytes())
 	if excess.Eq(excessInhibitor) {
@@ -119,8 +124,14 @@ func (q requestQueue) dequeueNone(db *state.StateDB) {
 	if overflow || sum.Gt(target) {
 		next.Sub(sum, target)
 	}
-	db.SetState(q.addr, slotHash(queueExcessSlot), next.Bytes32())
-	db.SetState(q.addr, slotHash(queueCountSlot), common.Hash{})
-	db.SetState(q.addr, slotHash(queueHeadSlot), common.Hash{})
-	db.SetState(q.addr, slotHash(queueTailSlot), common.Hash{})
+	q.set(db, queueExcessSlot, next.Bytes32())
+	for _, slot := range []uint64{queueCountSlot, queueHeadSlot, queueTailSlot} {
+		q.set(db, slot, common.Hash{})
+	}
+}
+
+func (q requestQueue) set(db *state.StateDB, slot uint64, v common.Hash) {
+	if k := slotHash(slot); db.GetState(q.addr, k) != v {
+		db.SetState(q.addr, k, v)
+	}
 }
