@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -60,11 +59,17 @@ var ErrSlowConsumer = errors.New("subscriber too slow: outgoing queue full")
 type Stream struct {
 	conn   *websocket.Conn
 	opts   StreamOptions
-	out    chan outMsg
-	queued atomic.Int64 // bytes in out
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	once   sync.Once
+
+	// The queue grows with use (an idle connection holds no buffer) and is
+	// bounded by QueueLen and QueueBytes; the writer swaps it out whole.
+	mu     sync.Mutex
+	queue  []outMsg
+	spare  []outMsg
+	queued int64         // bytes in queue and being written
+	wake   chan struct{} // capacity 1: the queue is not empty
 }
 
 // outMsg is one queued message: data, or (for a large shared payload) parts
@@ -118,7 +123,7 @@ func AcceptStream(ctx context.Context, w http.ResponseWriter, r *http.Request, o
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{conn: c, opts: opts, out: make(chan outMsg, opts.QueueLen)}
+	s := &Stream{conn: c, opts: opts, wake: make(chan struct{}, 1)}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	go s.writeLoop()
 	go s.pingLoop()
@@ -164,19 +169,20 @@ func (s *Stream) send(m outMsg) bool {
 		return false
 	}
 	n := m.size()
-	if s.queued.Add(n) > s.opts.QueueBytes {
-		s.queued.Add(-n)
+	s.mu.Lock()
+	if len(s.queue) >= s.opts.QueueLen || s.queued+n > s.opts.QueueBytes {
+		s.mu.Unlock()
 		s.Close(ErrSlowConsumer)
 		return false
 	}
+	s.queue = append(s.queue, m)
+	s.queued += n
+	s.mu.Unlock()
 	select {
-	case s.out <- m:
-		return true
+	case s.wake <- struct{}{}:
 	default:
-		s.queued.Add(-n)
-		s.Close(ErrSlowConsumer)
-		return false
 	}
+	return true
 }
 
 // Close ends the stream with a reason (nil: a normal close). It does not
@@ -208,16 +214,31 @@ func (s *Stream) writeLoop() {
 		select {
 		case <-s.ctx.Done():
 			return
-		case m := <-s.out:
-			s.queued.Add(-m.size())
+		case <-s.wake:
+		}
+		s.mu.Lock()
+		batch := s.queue
+		s.queue, s.spare = s.spare[:0], nil
+		s.mu.Unlock()
+		for i := range batch {
+			m := &batch[i]
 			wctx, cancel := context.WithTimeout(s.ctx, s.opts.WriteTimeout)
-			err := s.write(wctx, &m)
+			err := s.write(wctx, m)
 			cancel()
 			if err != nil {
 				s.Close(err)
 				return
 			}
+			s.mu.Lock()
+			s.queued -= m.size()
+			s.mu.Unlock()
+			*m = outMsg{} // let the payload go
 		}
+		s.mu.Lock()
+		if cap(batch) <= 2*s.opts.QueueLen && cap(batch) <= 1024 {
+			s.spare = batch[:0] // reuse a modest buffer; drop a large one
+		}
+		s.mu.Unlock()
 	}
 }
 
