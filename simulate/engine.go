@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -155,6 +157,32 @@ func (e *Engine) apply(ctx context.Context, evm *vm.EVM, msg *core.Message, gp *
 // precompiles active for a block context.
 func (e *Engine) precompiles(number *big.Int, merged bool, time uint64) vm.PrecompiledContracts {
 	return vm.ActivePrecompiledContracts(e.config.Rules(number, merged, time))
+}
+
+// sharedPrecompiles are the active precompile sets by fork, read-only.
+var sharedPrecompiles sync.Map // *common.Address (first of the fork's list) → vm.PrecompiledContracts
+
+// precompilesFor is precompiles for a block whose state overrides are so:
+// a shared read-only set unless the overrides replace or move a precompile
+// (StateOverride.Apply then edits its own copy).
+func (e *Engine) precompilesFor(number *big.Int, merged bool, time uint64, so StateOverride) vm.PrecompiledContracts {
+	rules := e.config.Rules(number, merged, time)
+	addrs := vm.ActivePrecompiles(rules)
+	for addr, o := range so {
+		if o.MovePrecompileTo != nil || slices.Contains(addrs, addr) {
+			return vm.ActivePrecompiledContracts(rules)
+		}
+	}
+	if len(addrs) == 0 {
+		return vm.ActivePrecompiledContracts(rules)
+	}
+	key := &addrs[0]
+	if p, ok := sharedPrecompiles.Load(key); ok {
+		return p.(vm.PrecompiledContracts)
+	}
+	p := vm.ActivePrecompiledContracts(rules)
+	sharedPrecompiles.Store(key, p)
+	return p
 }
 
 // Call executes args in the environment of header on db (which it changes:

@@ -152,26 +152,31 @@ func (o *BlockOverrides) header(h *types.Header) *types.Header {
 		return h
 	}
 	c := types.CopyHeader(h)
+	o.applyHeader(c)
+	return c
+}
+
+// applyHeader writes the overridden header fields into h.
+func (o *BlockOverrides) applyHeader(h *types.Header) {
 	if o.Number != nil {
-		c.Number = new(big.Int).Set(o.Number.ToInt())
+		h.Number = new(big.Int).Set(o.Number.ToInt())
 	}
 	if o.Difficulty != nil {
-		c.Difficulty = new(big.Int).Set(o.Difficulty.ToInt())
+		h.Difficulty = new(big.Int).Set(o.Difficulty.ToInt())
 	}
 	if o.Time != nil {
-		c.Time = uint64(*o.Time)
+		h.Time = uint64(*o.Time)
 	}
 	if o.GasLimit != nil {
-		c.GasLimit = uint64(*o.GasLimit)
+		h.GasLimit = uint64(*o.GasLimit)
 	}
 	if o.FeeRecipient != nil {
-		c.Coinbase = *o.FeeRecipient
+		h.Coinbase = *o.FeeRecipient
 	}
 	if o.PrevRandao != nil {
-		c.MixDigest = *o.PrevRandao
+		h.MixDigest = *o.PrevRandao
 	}
 	if o.BaseFeePerGas != nil {
-		c.BaseFee = new(big.Int).Set(o.BaseFeePerGas.ToInt())
+		h.BaseFee = new(big.Int).Set(o.BaseFeePerGas.ToInt())
 	}
-	return c
 }

@@ -256,7 +256,7 @@ func (s *simulator) headers(blocks []BlockCalls) []*types.Header {
 		if cfg.IsPostMerge(num.Uint64(), t) {
 			h.Difficulty = new(big.Int)
 		}
-		h = bo.header(h)
+		bo.applyHeader(h)
 		out[i] = h
 		prev = h
 	}
@@ -286,7 +286,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if b.BlockOverrides.BlobBaseFee != nil {
 		blockCtx.BlobBaseFee = new(big.Int).Set(b.BlockOverrides.BlobBaseFee.ToInt())
 	}
-	precompiles := s.e.precompiles(header.Number, header.Difficulty.Sign() == 0, header.Time)
+	precompiles := s.e.precompilesFor(header.Number, header.Difficulty.Sign() == 0, header.Time, b.StateOverrides)
 	db := s.base.State
 	if err := b.StateOverrides.Apply(db, precompiles); err != nil {
 		return nil, err
