@@ -21,7 +21,8 @@ const Buffer = 4096
 // Feed streams every published snapshot to its websocket clients. One
 // goroutine encodes each flashblock once; each client has its own bounded
 // queue and is dropped when it falls behind, so the sequencer and the other
-// clients never wait for it.
+// clients never wait for it. A client joining mid-block is first sent the
+// block's earlier flashblocks, so it can follow from its first message.
 type Feed struct {
 	src  *pending.Source
 	opts rpc.StreamOptions
@@ -30,6 +31,10 @@ type Feed struct {
 	mu      sync.Mutex
 	clients map[*client]struct{}
 	closed  bool
+	// history holds the current block's messages so far (from index 0), so
+	// that a client joining mid-block can follow at once.
+	history   [][]byte
+	historyID [8]byte
 
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -110,20 +115,24 @@ func (f *Feed) publish(snap *pending.Snapshot) {
 		f.log.Warn("flashblocks feed: gap in indexes", "payload", snap.PayloadID, "after", f.lastIndex, "got", snap.Index)
 	}
 	f.seen, f.lastID, f.lastIndex = true, snap.PayloadID, snap.Index
-	f.mu.Lock()
-	clients := make([]*client, 0, len(f.clients))
-	for c := range f.clients {
-		clients = append(clients, c)
-	}
-	f.mu.Unlock()
-	if len(clients) == 0 {
-		return
-	}
 	msg, err := Encode(snap)
 	if err != nil {
 		f.log.Error("flashblocks feed: encode", "err", err)
 		return
 	}
+	// Record and take the client list in one step: a client registering
+	// concurrently gets this message either in its replay or from here,
+	// never both, never neither.
+	f.mu.Lock()
+	if snap.Index == 0 || snap.PayloadID != f.historyID {
+		f.history, f.historyID = nil, snap.PayloadID
+	}
+	f.history = append(f.history, msg)
+	clients := make([]*client, 0, len(f.clients))
+	for c := range f.clients {
+		clients = append(clients, c)
+	}
+	f.mu.Unlock()
 	var compressed []byte
 	for _, c := range clients {
 		if !c.brotli {
@@ -156,6 +165,8 @@ func Compress(msg []byte) []byte {
 
 // ServeHTTP accepts a websocket client (GET with Upgrade). ?compress=brotli
 // selects brotli-compressed JSON in binary frames; the default is JSON text.
+// A client first gets the current block's flashblocks so far (from index 0),
+// then every new one.
 func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !rpc.IsWebSocketUpgrade(r) {
 		w.Header().Set("Allow", "GET")
@@ -181,6 +192,13 @@ func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		st.Close(nil)
 		return
+	}
+	for _, msg := range f.history { // the current block so far, then live
+		if useBrotli {
+			st.Send(websocket.MessageBinary, Compress(msg))
+		} else {
+			st.SendText(msg)
+		}
 	}
 	f.clients[c] = struct{}{}
 	f.mu.Unlock()

@@ -318,3 +318,71 @@ func TestFeedRejectsPlainHTTP(t *testing.T) {
 		t.Fatalf("status %d", w.Code)
 	}
 }
+
+func (f *Feed) historyLen() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.history)
+}
+
+func waitHistory(t *testing.T, f *Feed, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for f.historyLen() != n && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := f.historyLen(); got != n {
+		t.Fatalf("history holds %d messages, want %d", got, n)
+	}
+}
+
+func indexOf(t *testing.T, data []byte) (string, uint64) {
+	t.Helper()
+	var m struct {
+		PayloadID string `json:"payload_id"`
+		Index     uint64 `json:"index"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.PayloadID, m.Index
+}
+
+// A client joining mid-block first gets the block's flashblocks from index
+// 0, then the live ones; a new block starts the history afresh.
+func TestFeedReplaysCurrentBlock(t *testing.T) {
+	f, src, url := startFeed(t, rpc.StreamOptions{})
+	for i := range 3 {
+		snap, _ := fixture(t, uint64(i))
+		src.Publish(snap)
+	}
+	waitHistory(t, f, 3)
+	c := dialFeed(t, url)
+	waitClients(t, f, 1)
+	snap, _ := fixture(t, 3)
+	src.Publish(snap)
+	for want := range uint64(4) {
+		_, data := readFrame(t, c)
+		if _, i := indexOf(t, data); i != want {
+			t.Fatalf("message %d has index %d", want, i)
+		}
+	}
+
+	next, _ := fixture(t, 0)
+	next.PayloadID[0] = 0x0b
+	src.Publish(next)
+	_, data := readFrame(t, c)
+	if id, i := indexOf(t, data); id != "0x0b0a0a0a0a0a0a0a" || i != 0 {
+		t.Fatalf("next block: payload %s index %d", id, i)
+	}
+	waitHistory(t, f, 1)
+	late := dialFeed(t, url+"?compress=brotli")
+	typ, data := readFrame(t, late)
+	plain, err := io.ReadAll(brotli.NewReader(bytes.NewReader(data)))
+	if err != nil || typ != websocket.MessageBinary {
+		t.Fatalf("replay to a brotli client: %v %v", typ, err)
+	}
+	if id, i := indexOf(t, plain); id != "0x0b0a0a0a0a0a0a0a" || i != 0 {
+		t.Fatalf("late client's first message: payload %s index %d", id, i)
+	}
+}
