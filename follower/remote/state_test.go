@@ -1,4 +1,4 @@
-package remote
+package remote_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/follower/remote"
 	"github.com/preconf/preconf/node"
 )
 
@@ -58,8 +59,8 @@ func TestStateMatchesLocalReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	addrs := append(chain.DevAccounts(), contract, missing)
-	for _, mode := range []Proofs{ProofsRequired, ProofsOff, ProofsAuto} {
-		sh := NewShared(NewClient(n.URL(), 0), mode)
+	for _, mode := range []remote.Proofs{remote.ProofsRequired, remote.ProofsOff, remote.ProofsAuto} {
+		sh := remote.NewShared(remote.NewClient(n.URL(), 0), mode)
 		st := sh.NewState(head)
 		if err := st.Prefetch(addrs[:4]); err != nil {
 			t.Fatal(err)
@@ -79,7 +80,7 @@ func TestStateMatchesLocalReader(t *testing.T) {
 			if !got.Balance.Eq(want.Balance) || got.Nonce != want.Nonce || !bytes.Equal(got.CodeHash, want.CodeHash) {
 				t.Fatalf("mode %d: account %s: got %+v want %+v", mode, a, got, want)
 			}
-			if mode != ProofsOff && got.Root != want.Root {
+			if mode != remote.ProofsOff && got.Root != want.Root {
 				t.Fatalf("mode %d: storage root of %s: %s want %s", mode, a, got.Root, want.Root)
 			}
 			wc := local.Code(a, common.BytesToHash(want.CodeHash))
@@ -97,10 +98,10 @@ func TestStateMatchesLocalReader(t *testing.T) {
 		if v, err := st.Storage(missing, slotA); err != nil || v != (common.Hash{}) {
 			t.Fatalf("mode %d: slot of a missing account: %s %v", mode, v, err)
 		}
-		if mode == ProofsAuto && sh.Mode() != ProofsAuto {
+		if mode == remote.ProofsAuto && sh.Mode() != remote.ProofsAuto {
 			t.Fatalf("auto mode switched to %d although the upstream has eth_getProof", sh.Mode())
 		}
-		if mode != ProofsOff && sh.Verified.Load() == 0 {
+		if mode != remote.ProofsOff && sh.Verified.Load() == 0 {
 			t.Fatalf("mode %d: no proof verified", mode)
 		}
 		// Everything is cached now: reading again asks nothing.
@@ -117,7 +118,7 @@ func TestStateMatchesLocalReader(t *testing.T) {
 
 func TestStateCoalescesConcurrentReads(t *testing.T) {
 	n := upstream(t)
-	sh := NewShared(NewClient(n.URL(), 0), ProofsRequired)
+	sh := remote.NewShared(remote.NewClient(n.URL(), 0), remote.ProofsRequired)
 	st := sh.NewState(n.Chain.Head())
 	var wg sync.WaitGroup
 	for range 32 {
@@ -161,14 +162,14 @@ func TestLyingUpstreamIsDetected(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		rewrite func(req, resp []byte) []byte
-		read    func(st *State) error
+		read    func(st *remote.State) error
 	}{
 		{"inflated balance", func(req, resp []byte) []byte {
 			return bytes.Replace(resp, []byte(`"balance":"0x21e19e0c9bab2400000"`), []byte(`"balance":"0x21e19e0c9bab2400001"`), 1)
-		}, func(st *State) error { _, err := st.Account(dev); return err }},
+		}, func(st *remote.State) error { _, err := st.Account(dev); return err }},
 		{"forged storage value", func(req, resp []byte) []byte {
 			return bytes.Replace(resp, []byte(`"value":"0x2a"`), []byte(`"value":"0x2b"`), 1)
-		}, func(st *State) error { _, err := st.Storage(contract, slotA); return err }},
+		}, func(st *remote.State) error { _, err := st.Storage(contract, slotA); return err }},
 		{"truncated account proof", func(req, resp []byte) []byte {
 			i := bytes.Index(resp, []byte(`"accountProof":["`))
 			if i < 0 {
@@ -176,13 +177,13 @@ func TestLyingUpstreamIsDetected(t *testing.T) {
 			}
 			j := bytes.IndexByte(resp[i+17:], '"')
 			return append(append(append([]byte{}, resp[:i+17]...), []byte("0xc0")...), resp[i+17+j:]...)
-		}, func(st *State) error { _, err := st.Account(contract); return err }},
+		}, func(st *remote.State) error { _, err := st.Account(contract); return err }},
 		{"wrong code", func(req, resp []byte) []byte {
 			if !bytes.Contains(req, []byte("eth_getCode")) {
 				return resp
 			}
 			return bytes.Replace(resp, []byte(`"0x6001600055`), []byte(`"0x6002600055`), 1)
-		}, func(st *State) error {
+		}, func(st *remote.State) error {
 			a, err := st.Account(contract)
 			if err != nil {
 				return err
@@ -192,9 +193,9 @@ func TestLyingUpstreamIsDetected(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sh := NewShared(NewClient(tamper(t, n.URL(), tc.rewrite), 0), ProofsRequired)
+			sh := remote.NewShared(remote.NewClient(tamper(t, n.URL(), tc.rewrite), 0), remote.ProofsRequired)
 			err := tc.read(sh.NewState(head))
-			if !errors.Is(err, ErrLying) {
+			if !errors.Is(err, remote.ErrLying) {
 				t.Fatalf("tampered answer accepted: err=%v", err)
 			}
 		})
@@ -205,24 +206,24 @@ func TestUnavailableUpstream(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	sh := NewShared(NewClient(url, 2*time.Second), ProofsAuto)
+	sh := remote.NewShared(remote.NewClient(url, 2*time.Second), remote.ProofsAuto)
 	st := sh.NewState(&types.Header{Number: big.NewInt(1), Root: types.EmptyRootHash})
 	_, err := st.Account(contract)
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), url) {
+	if !errors.Is(err, remote.ErrUnavailable) || !strings.Contains(err.Error(), url) {
 		t.Fatalf("error %v: want a clear 'upstream unavailable' naming %s", err, url)
 	}
 	// Not cached: a later read asks again.
 	if _, err2 := st.Account(contract); err2 == nil {
 		t.Fatal("failure was cached as a value")
 	}
-	if _, err := sh.Client.HeadByNumber(context.Background(), "latest"); !errors.Is(err, ErrUnavailable) {
+	if _, err := sh.Client.HeadByNumber(context.Background(), "latest"); !errors.Is(err, remote.ErrUnavailable) {
 		t.Fatalf("head: %v", err)
 	}
 }
 
 func TestHeadsAndRawBlocks(t *testing.T) {
 	n := upstream(t)
-	c := NewClient(n.URL(), 0)
+	c := remote.NewClient(n.URL(), 0)
 	ctx := context.Background()
 	h, err := c.HeadByNumber(ctx, "latest")
 	if err != nil || h == nil {
@@ -235,7 +236,7 @@ func TestHeadsAndRawBlocks(t *testing.T) {
 	if err != nil || byHash.Header.Hash() != h.Header.Hash() {
 		t.Fatal(byHash, err)
 	}
-	if none, err := c.HeadByNumber(ctx, Tag(1000)); none != nil || err != nil {
+	if none, err := c.HeadByNumber(ctx, remote.Tag(1000)); none != nil || err != nil {
 		t.Fatalf("unknown block: %v %v", none, err)
 	}
 	b, err := c.RawBlock(ctx, h.Header.Hash())
@@ -250,7 +251,7 @@ func TestHeadsAndRawBlocks(t *testing.T) {
 	lying := tamper(t, n.URL(), func(_, resp []byte) []byte {
 		return bytes.Replace(resp, []byte(`"gasUsed":"0x0"`), []byte(`"gasUsed":"0x1"`), 1)
 	})
-	if _, err := NewClient(lying, 0).HeadByNumber(ctx, "latest"); !errors.Is(err, ErrLying) {
+	if _, err := remote.NewClient(lying, 0).HeadByNumber(ctx, "latest"); !errors.Is(err, remote.ErrLying) {
 		t.Fatalf("forged header accepted: %v", err)
 	}
 }
