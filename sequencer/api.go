@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sort"
 	"strconv"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/simulate"
 	ptxpool "github.com/preconf/preconf/txpool"
 )
 
@@ -248,23 +248,20 @@ func (a *API) receipt(ctx context.Context, hash common.Hash) (json.RawMessage, b
 
 func (a *API) accounts(context.Context, rpc.Params) (any, error) { return a.list, nil }
 
-// txArgs are eth_sendTransaction's arguments.
-type txArgs struct {
-	From                 *common.Address              `json:"from"`
-	To                   *common.Address              `json:"to"`
-	Gas                  *hexutil.Uint64              `json:"gas"`
-	GasPrice             *hexutil.Big                 `json:"gasPrice"`
-	MaxFeePerGas         *hexutil.Big                 `json:"maxFeePerGas"`
-	MaxPriorityFeePerGas *hexutil.Big                 `json:"maxPriorityFeePerGas"`
-	Value                *hexutil.Big                 `json:"value"`
-	Nonce                *hexutil.Uint64              `json:"nonce"`
-	Data                 *hexutil.Bytes               `json:"data"`
-	Input                *hexutil.Bytes               `json:"input"`
-	AccessList           *types.AccessList            `json:"accessList"`
-	AuthorizationList    []types.SetCodeAuthorization `json:"authorizationList"`
-	ChainID              *hexutil.Big                 `json:"chainId"`
-	Type                 *hexutil.Uint64              `json:"type"`
-	BlobHashes           []common.Hash                `json:"blobVersionedHashes"`
+// txArgs are eth_sendTransaction's arguments: the same object as eth_call's.
+type txArgs = simulate.CallArgs
+
+// txType reads the optional "type" field.
+func txType(args *txArgs) (*uint64, error) {
+	if len(args.Type) == 0 || string(args.Type) == "null" {
+		return nil, nil
+	}
+	var t hexutil.Uint64
+	if err := json.Unmarshal(args.Type, &t); err != nil {
+		return nil, &rpc.InvalidParamsError{Msg: "invalid \"type\": " + err.Error()}
+	}
+	v := uint64(t)
+	return &v, nil
 }
 
 // DefaultTip is the priority fee eth_sendTransaction pays when none is given.
@@ -279,7 +276,11 @@ func (a *API) buildTx(ctx context.Context, args *txArgs) (*types.Transaction, er
 	if !ok {
 		return nil, &rpc.ServerError{Msg: "unknown account"}
 	}
-	if len(args.BlobHashes) > 0 || (args.Type != nil && uint64(*args.Type) == types.BlobTxType) {
+	typ, err := txType(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(args.BlobHashes) > 0 || (typ != nil && *typ == types.BlobTxType) {
 		return nil, &rpc.ServerError{Msg: ptxpool.ErrBlobTx.Error()}
 	}
 	if args.Data != nil && args.Input != nil && !bytes.Equal(*args.Data, *args.Input) {
@@ -298,6 +299,9 @@ func (a *API) buildTx(ctx context.Context, args *txArgs) (*types.Transaction, er
 	head, st, err := a.s.poolEnv()
 	if err != nil {
 		return nil, &rpc.ServerError{Msg: err.Error()}
+	}
+	if head.BaseFee == nil {
+		return nil, &rpc.ServerError{Msg: "pending block has no base fee (pre-London chain)"}
 	}
 	var nonce uint64
 	if args.Nonce != nil {
@@ -324,8 +328,8 @@ func (a *API) buildTx(ctx context.Context, args *txArgs) (*types.Transaction, er
 		al = *args.AccessList
 	}
 	legacy := args.GasPrice != nil && args.MaxFeePerGas == nil && args.MaxPriorityFeePerGas == nil
-	if args.Type != nil {
-		legacy = uint64(*args.Type) == types.LegacyTxType || uint64(*args.Type) == types.AccessListTxType
+	if typ != nil {
+		legacy = *typ == types.LegacyTxType || *typ == types.AccessListTxType
 	}
 	var inner types.TxData
 	if legacy {
@@ -335,7 +339,7 @@ func (a *API) buildTx(ctx context.Context, args *txArgs) (*types.Transaction, er
 		} else {
 			price = new(big.Int).Add(head.BaseFee, DefaultTip)
 		}
-		if args.AccessList != nil || (args.Type != nil && uint64(*args.Type) == types.AccessListTxType) {
+		if args.AccessList != nil || (typ != nil && *typ == types.AccessListTxType) {
 			inner = &types.AccessListTx{ChainID: chainID, Nonce: nonce, GasPrice: price, Gas: gas, To: args.To, Value: value, Data: data, AccessList: al}
 		} else {
 			inner = &types.LegacyTx{Nonce: nonce, GasPrice: price, Gas: gas, To: args.To, Value: value, Data: data}
@@ -354,7 +358,7 @@ func (a *API) buildTx(ctx context.Context, args *txArgs) (*types.Transaction, er
 		default:
 			feeCap = new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(2)), tip)
 		}
-		if len(args.AuthorizationList) > 0 || (args.Type != nil && uint64(*args.Type) == types.SetCodeTxType) {
+		if len(args.AuthorizationList) > 0 || (typ != nil && *typ == types.SetCodeTxType) {
 			if args.To == nil {
 				return nil, &rpc.ServerError{Msg: "EIP-7702 transaction cannot be used to create contract"}
 			}
@@ -543,23 +547,27 @@ func (a *API) txpoolStatus(_ context.Context, p rpc.Params) (any, error) {
 	return map[string]hexutil.Uint{"pending": hexutil.Uint(count(pend)), "queued": hexutil.Uint(count(queued))}, nil
 }
 
+// byAccount renders pooled transactions as go-ethereum's txpool_* maps:
+// checksummed sender → decimal nonce → f(entry).
+func byAccount[T any](m map[common.Address][]*ptxpool.Entry, f func(*ptxpool.Entry) T) map[string]map[string]T {
+	out := make(map[string]map[string]T, len(m))
+	for addr, list := range m {
+		txs := make(map[string]T, len(list))
+		for _, e := range list {
+			txs[strconv.FormatUint(e.Tx.Nonce(), 10)] = f(e)
+		}
+		out[addr.Hex()] = txs
+	}
+	return out
+}
+
 func (a *API) txpoolContent(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(0); err != nil {
 		return nil, err
 	}
 	pend, queued := a.s.pool.Content(a.nonceOf())
-	conv := func(m map[common.Address][]*ptxpool.Entry) map[string]map[string]any {
-		out := make(map[string]map[string]any, len(m))
-		for addr, list := range m {
-			txs := make(map[string]any, len(list))
-			for _, e := range list {
-				txs[strconv.FormatUint(e.Tx.Nonce(), 10)] = a.rpcTx(e.Tx, e.From)
-			}
-			out[addr.Hex()] = txs
-		}
-		return out
-	}
-	return map[string]any{"pending": conv(pend), "queued": conv(queued)}, nil
+	conv := func(e *ptxpool.Entry) map[string]any { return a.rpcTx(e.Tx, e.From) }
+	return map[string]any{"pending": byAccount(pend, conv), "queued": byAccount(queued, conv)}, nil
 }
 
 func (a *API) txpoolInspect(_ context.Context, p rpc.Params) (any, error) {
@@ -567,25 +575,12 @@ func (a *API) txpoolInspect(_ context.Context, p rpc.Params) (any, error) {
 		return nil, err
 	}
 	pend, queued := a.s.pool.Content(a.nonceOf())
-	conv := func(m map[common.Address][]*ptxpool.Entry) map[string]map[string]string {
-		out := make(map[string]map[string]string, len(m))
-		addrs := make([]common.Address, 0, len(m))
-		for addr := range m {
-			addrs = append(addrs, addr)
+	conv := func(e *ptxpool.Entry) string {
+		to := "contract creation"
+		if e.Tx.To() != nil {
+			to = e.Tx.To().Hex()
 		}
-		sort.Slice(addrs, func(i, j int) bool { return bytes.Compare(addrs[i][:], addrs[j][:]) < 0 })
-		for _, addr := range addrs {
-			txs := make(map[string]string)
-			for _, e := range m[addr] {
-				to := "contract creation"
-				if e.Tx.To() != nil {
-					to = e.Tx.To().Hex()
-				}
-				txs[strconv.FormatUint(e.Tx.Nonce(), 10)] = fmt.Sprintf("%s: %v wei + %v gas × %v wei", to, e.Tx.Value(), e.Tx.Gas(), e.Tx.GasFeeCap())
-			}
-			out[addr.Hex()] = txs
-		}
-		return out
+		return fmt.Sprintf("%s: %v wei + %v gas × %v wei", to, e.Tx.Value(), e.Tx.Gas(), e.Tx.GasFeeCap())
 	}
-	return map[string]any{"pending": conv(pend), "queued": conv(queued)}, nil
+	return map[string]any{"pending": byAccount(pend, conv), "queued": byAccount(queued, conv)}, nil
 }

@@ -26,7 +26,6 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
-	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -125,49 +124,8 @@ type openBlock struct {
 	index    uint64 // next flashblock index
 	payload  [8]byte
 	state    *pending.State
-	touched  *touched
+	touched  *pending.Tracker
 	logged   []*record // this block's flashblock records (for WAL rotation)
-}
-
-// touched records what execution changed since the last flashblock.
-type touched struct {
-	accounts map[common.Address]struct{}
-	slots    map[common.Address]map[common.Hash]struct{}
-	codes    map[common.Hash][]byte
-}
-
-func newTouched() *touched {
-	return &touched{
-		accounts: make(map[common.Address]struct{}),
-		slots:    make(map[common.Address]map[common.Hash]struct{}),
-		codes:    make(map[common.Hash][]byte),
-	}
-}
-
-func (t *touched) hooks() *tracing.Hooks {
-	return &tracing.Hooks{
-		OnBalanceChange: func(a common.Address, _, _ *big.Int, _ tracing.BalanceChangeReason) {
-			t.accounts[a] = struct{}{}
-		},
-		OnNonceChangeV2: func(a common.Address, _, _ uint64, _ tracing.NonceChangeReason) {
-			t.accounts[a] = struct{}{}
-		},
-		OnCodeChangeV2: func(a common.Address, _ common.Hash, _ []byte, h common.Hash, code []byte, _ tracing.CodeChangeReason) {
-			t.accounts[a] = struct{}{}
-			if len(code) > 0 {
-				t.codes[h] = code
-			}
-		},
-		OnStorageChange: func(a common.Address, k, _, _ common.Hash) {
-			t.accounts[a] = struct{}{}
-			m := t.slots[a]
-			if m == nil {
-				m = make(map[common.Hash]struct{})
-				t.slots[a] = m
-			}
-			m[k] = struct{}{}
-		},
-	}
 }
 
 // New creates a sequencer over c, publishing to src. It does not run yet.
@@ -373,9 +331,9 @@ func (s *Sequencer) openNext(env *record) error {
 	if err != nil {
 		return fmt.Errorf("state reader of head %d: %w", parent.Number, err)
 	}
-	t := newTouched()
+	t := pending.NewTracker()
 	coinbase := rec.Coinbase
-	evm := vm.NewEVM(core.NewEVMBlockContext(header, s.bc, &coinbase), state.NewHookedState(statedb, t.hooks()), s.config, vm.Config{})
+	evm := vm.NewEVM(core.NewEVMBlockContext(header, s.bc, &coinbase), state.NewHookedState(statedb, t.Hooks()), s.config, vm.Config{})
 	b := &openBlock{
 		parent: parent, header: header, rec: rec, statedb: statedb, evm: evm,
 		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(base), touched: t,
@@ -523,7 +481,7 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 			l.BlockHash = hash
 		}
 	}
-	diff := s.collectDiff(b)
+	diff := b.touched.Collect(b.statedb)
 	built := time.Now()
 	rec := b.rec
 	rec.Index = b.index
@@ -574,42 +532,6 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	s.stats.Txs.Add(uint64(n - first))
 	s.notify(b.txs[first:])
 	return nil
-}
-
-// collectDiff reads the final values of everything touched since the last
-// flashblock (after IntermediateRoot, so storage roots are current).
-func (s *Sequencer) collectDiff(b *openBlock) *pending.Diff {
-	t := b.touched
-	d := pending.NewDiff()
-	for a := range t.accounts {
-		if !b.statedb.Exist(a) {
-			d.Accounts[a] = nil
-			continue
-		}
-		d.Accounts[a] = &types.StateAccount{
-			Nonce:    b.statedb.GetNonce(a),
-			Balance:  b.statedb.GetBalance(a).Clone(),
-			Root:     b.statedb.GetStorageRoot(a),
-			CodeHash: b.statedb.GetCodeHash(a).Bytes(),
-		}
-	}
-	for a, slots := range t.slots {
-		if d.Accounts[a] == nil {
-			continue
-		}
-		m := make(map[common.Hash]common.Hash, len(slots))
-		for k := range slots {
-			m[k] = b.statedb.GetState(a, k)
-		}
-		d.Storage[a] = m
-	}
-	for h, c := range t.codes {
-		d.Codes[h] = c
-	}
-	b.touched.accounts = make(map[common.Address]struct{})
-	b.touched.slots = make(map[common.Address]map[common.Hash]struct{})
-	b.touched.codes = make(map[common.Hash][]byte)
-	return d
 }
 
 // seal finalises the open block, logs the seal and makes the block the
