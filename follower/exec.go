@@ -178,12 +178,24 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	}
 	// EIP-4788 beacon root and EIP-2935 parent hash system calls, as the
 	// block's builder runs them before its first transaction.
-	st.Prefetch([]common.Address{coinbase, params.BeaconRootsAddress, params.HistoryStorageAddress})
+	st.Prefetch([]common.Address{coinbase})
+	st.PrefetchStorage(systemSlots(header))
 	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, e.config, evm, number, header.Time)
 	if err := upstreamErr(b); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// systemSlots are the storage slots the block-start system calls write:
+// EIP-4788's timestamp and root ring buffers, EIP-2935's parent hash slot.
+func systemSlots(h *types.Header) map[common.Address][]common.Hash {
+	const ring = 8191 // EIP-4788 HISTORY_BUFFER_LENGTH
+	ts := h.Time % ring
+	return map[common.Address][]common.Hash{
+		params.BeaconRootsAddress:    {common.BigToHash(new(big.Int).SetUint64(ts)), common.BigToHash(new(big.Int).SetUint64(ts + ring))},
+		params.HistoryStorageAddress: {common.BigToHash(new(big.Int).SetUint64((h.Number.Uint64() - 1) % params.HistoryServeWindow))},
+	}
 }
 
 // upstreamErr reports a read of the parent state that failed (the

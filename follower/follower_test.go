@@ -30,6 +30,9 @@ type recorder struct {
 func record(t *testing.T, src *pending.Source) *recorder {
 	r := &recorder{snaps: make(map[snapKey]*pending.Snapshot)}
 	ch, stop := src.Subscribe(1 << 14)
+	if cur := src.Current(); cur != nil { // published before we subscribed
+		r.snaps[snapKey{cur.PayloadID, cur.Index}] = cur
+	}
 	done := make(chan struct{})
 	go func() {
 		for {

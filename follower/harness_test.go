@@ -233,6 +233,7 @@ type sender struct {
 	nonces []uint64
 	signer types.Signer
 	url    string
+	last   common.Hash // the last transaction sent
 }
 
 func newSender(t *testing.T, url string, chainID *big.Int, keys int) *sender {
@@ -270,6 +271,7 @@ func (s *sender) send(i int, storeWrite bool, n uint64) error {
 		return err
 	}
 	s.nonces[i]++
+	s.last = tx.Hash()
 	return nil
 }
 

@@ -315,6 +315,117 @@ func (s *State) prefetch(missing []common.Address, entries []*entry[*types.State
 	return batchErr
 }
 
+// PrefetchStorage loads the slots not cached yet (and their accounts) in
+// one batch request: one eth_getProof per account with all its slots.
+func (s *State) PrefetchStorage(want map[common.Address][]common.Hash) error {
+	type job struct {
+		addr    common.Address
+		slots   []common.Hash
+		entries []*entry[common.Hash]
+		acct    *entry[*types.StateAccount] // nil: the account is cached or being fetched
+	}
+	var jobs []*job
+	s.mu.Lock()
+	for a, slots := range want {
+		j := &job{addr: a}
+		for _, k := range slots {
+			key := slotKey{a, k}
+			if _, ok := s.slots[key]; ok {
+				continue
+			}
+			e := newEntry[common.Hash]()
+			s.slots[key] = e
+			j.slots = append(j.slots, k)
+			j.entries = append(j.entries, e)
+		}
+		if len(j.slots) == 0 {
+			continue
+		}
+		if _, ok := s.accts[a]; !ok {
+			j.acct = newEntry[*types.StateAccount]()
+			s.accts[a] = j.acct
+		}
+		jobs = append(jobs, j)
+	}
+	s.mu.Unlock()
+	if len(jobs) == 0 {
+		return nil
+	}
+	finishSlot := func(a common.Address, k common.Hash, e *entry[common.Hash], v common.Hash, err error) {
+		e.v, e.err = v, err
+		if err != nil {
+			s.mu.Lock()
+			if s.slots[slotKey{a, k}] == e {
+				delete(s.slots, slotKey{a, k})
+			}
+			s.mu.Unlock()
+		}
+		s.sh.Fetches.Add(1)
+		close(e.done)
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if !s.useProofs() {
+		var reqs []*Request
+		for _, j := range jobs {
+			for _, k := range j.slots {
+				reqs = append(reqs, &Request{Method: "eth_getStorageAt", Params: []any{j.addr, k, s.ref}, Result: new(common.Hash)})
+			}
+			if j.acct != nil {
+				reqs = append(reqs, plainAccountRequests(j.addr, s.ref)...)
+			}
+		}
+		batchErr := s.sh.Client.Batch(ctx, reqs)
+		i := 0
+		for _, j := range jobs {
+			for n, k := range j.slots {
+				r := reqs[i]
+				i++
+				finishSlot(j.addr, k, j.entries[n], *r.Result.(*common.Hash), r.Err)
+			}
+			if j.acct != nil {
+				v, err := s.plainAccount(reqs[i : i+3])
+				i += 3
+				s.finishAccount(j.addr, j.acct, v, err)
+			}
+		}
+		return batchErr
+	}
+	reqs := make([]*Request, len(jobs))
+	for i, j := range jobs {
+		reqs[i] = &Request{Method: "eth_getProof", Params: []any{j.addr, j.slots, s.ref}, Result: new(proofResult)}
+	}
+	batchErr := s.sh.Client.Batch(ctx, reqs)
+	for i, j := range jobs {
+		r := reqs[i]
+		var (
+			acct *types.StateAccount
+			err  = r.Err
+		)
+		res, _ := r.Result.(*proofResult)
+		if err == nil {
+			s.sh.Verified.Add(1)
+			acct, err = verifyAccount(s.root, j.addr, res)
+		}
+		if j.acct != nil {
+			s.finishAccount(j.addr, j.acct, acct, err)
+		}
+		if err == nil && acct != nil && len(res.StorageProof) != len(j.slots) {
+			err = fmt.Errorf("%w: %d storage proofs for %d slots of %s", ErrLying, len(res.StorageProof), len(j.slots), j.addr)
+		}
+		for n, k := range j.slots {
+			var v common.Hash
+			serr := err
+			if serr == nil && acct != nil && acct.Root != types.EmptyRootHash {
+				p := res.StorageProof[n]
+				v, serr = verifySlot(acct.Root, k, p.Value, p.Proof)
+			}
+			finishSlot(j.addr, k, j.entries[n], v, serr)
+		}
+	}
+	return batchErr
+}
+
 // Storage implements state.Reader.
 func (s *State) Storage(addr common.Address, slot common.Hash) (common.Hash, error) {
 	k := slotKey{addr, slot}

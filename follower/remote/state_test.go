@@ -255,3 +255,44 @@ func TestHeadsAndRawBlocks(t *testing.T) {
 		t.Fatalf("forged header accepted: %v", err)
 	}
 }
+
+func TestPrefetchStorage(t *testing.T) {
+	n := upstream(t)
+	head := n.Chain.Head()
+	local, err := n.Chain.StateReader(head.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[common.Address][]common.Hash{contract: {slotA, slotB, common.HexToHash("0x99")}, missing: {slotA}}
+	for _, mode := range []remote.Proofs{remote.ProofsRequired, remote.ProofsOff} {
+		sh := remote.NewShared(remote.NewClient(n.URL(), 0), mode)
+		st := sh.NewState(head)
+		if err := st.PrefetchStorage(want); err != nil {
+			t.Fatal(err)
+		}
+		calls := sh.Client.Calls.Load()
+		for a, slots := range want {
+			for _, k := range slots {
+				got, err := st.Storage(a, k)
+				exp, _ := local.Storage(a, k)
+				if err != nil || got != exp {
+					t.Fatalf("mode %d: %s/%s = %s (%v), want %s", mode, a, k, got, err, exp)
+				}
+			}
+			if _, err := st.Account(a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if after := sh.Client.Calls.Load(); after != calls {
+			t.Fatalf("mode %d: %d calls after prefetching", mode, after-calls)
+		}
+	}
+	lying := tamper(t, n.URL(), func(req, resp []byte) []byte {
+		return bytes.Replace(resp, []byte(`"value":"0x2a"`), []byte(`"value":"0x2b"`), 1)
+	})
+	st := remote.NewShared(remote.NewClient(lying, 0), remote.ProofsRequired).NewState(head)
+	st.PrefetchStorage(want)
+	if _, err := st.Storage(contract, slotA); !errors.Is(err, remote.ErrLying) {
+		t.Fatalf("forged prefetched slot accepted: %v", err)
+	}
+}
