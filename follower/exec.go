@@ -263,16 +263,28 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 	if err != nil {
 		return nil, err
 	}
-	// Fetch the recipients while the senders are recovered, then the
-	// senders (usually cached: they send again and again).
+	// Fetch the recipients (and access-listed slots) while the senders are
+	// recovered, then the senders (usually cached: they send again and again).
 	recipients := make([]common.Address, 0, len(txs)+1)
 	for _, tx := range txs {
 		if to := tx.To(); to != nil {
 			recipients = append(recipients, *to)
 		}
 	}
+	slots := make(map[common.Address][]common.Hash)
+	for _, tx := range txs {
+		for _, t := range tx.AccessList() {
+			slots[t.Address] = append(slots[t.Address], t.StorageKeys...)
+		}
+	}
 	fetched := make(chan error, 1)
-	go func() { fetched <- b.base.Prefetch(recipients) }()
+	go func() {
+		err := b.base.Prefetch(recipients)
+		if len(slots) > 0 {
+			err = errors.Join(err, b.base.PrefetchStorage(slots))
+		}
+		fetched <- err
+	}()
 	senders, err := e.recoverSenders(txs)
 	t1 := time.Now()
 	e.lastDecode.Store(int64(t1.Sub(t0)))
