@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -372,4 +373,87 @@ func BenchmarkSimulateTransfersPendingCompute(b *testing.B) {
 }
 func BenchmarkSimulateTransfersLatestZero(b *testing.B) {
 	benchmarkSimulate(b, simulate.RootZero, `"latest"`)
+}
+
+// loopCode runs forever: JUMPDEST PUSH1 0 JUMP.
+const loopCode = "0x5b600056"
+
+func TestExecutionTimeout(t *testing.T) {
+	e := newPendingEnv(t, simulate.RootZero)
+	e.api.SetSimulateOptions(simulate.Options{GasCap: 0, Timeout: 20 * time.Millisecond})
+	loop := common.HexToAddress("0x00000000000000000000000000000000000100ff")
+	override := `{"` + loop.Hex() + `":{"code":"` + loopCode + `"}}`
+	loopCall := `{"to":"` + loop.Hex() + `"}`
+	// Without a gas cap the loop has more gas than it could burn in hours:
+	// only the time limit ends it.
+	for _, tc := range []struct {
+		name   string
+		h      rpc.Handler
+		params []string
+	}{
+		{"eth_call", e.api.ethCall, []string{loopCall, `"latest"`, override}},
+		{"eth_simulateV1", e.api.simulateV1, []string{`{"blockStateCalls":[{"blockOverrides":{"gasLimit":"0x7fffffffffffffff"},"stateOverrides":` + override + `,"calls":[` + loopCall + `]}]}`, `"latest"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := call(t, tc.h, tc.params...)
+			var coded interface{ ErrorCode() int }
+			if !errors.As(err, &coded) || coded.ErrorCode() != simulate.CodeTimeout {
+				t.Fatalf("err = %v, want code %d", err, simulate.CodeTimeout)
+			}
+			if !strings.Contains(err.Error(), "execution aborted (timeout = 20ms)") {
+				t.Errorf("message %q", err.Error())
+			}
+		})
+	}
+}
+
+// The gas cap is a budget for the whole request: the second transfer gets
+// what the first left (30000 - 21000), too little to start.
+func TestSimulateGasBudget(t *testing.T) {
+	e := newPendingEnv(t, simulate.RootZero)
+	e.api.SetSimulateOptions(simulate.Options{GasCap: 30000, Timeout: time.Minute})
+	from := chain.DevAccounts()[0].Hex()
+	req := `{"blockStateCalls":[{"calls":[{"from":"` + from + `","to":"` + pendingOnly.Hex() + `"}]},{"calls":[{"from":"` + from + `","to":"` + pendingOnly.Hex() + `"}]}]}`
+	_, err := call(t, e.api.simulateV1, req, `"latest"`)
+	var coded interface{ ErrorCode() int }
+	if !errors.As(err, &coded) || coded.ErrorCode() != simulate.CodeIntrinsicGas {
+		t.Fatalf("err = %v, want code %d", err, simulate.CodeIntrinsicGas)
+	}
+	// One transfer fits.
+	one := `{"blockStateCalls":[{"calls":[{"from":"` + from + `","to":"` + pendingOnly.Hex() + `"}]}]}`
+	if blocks := simulateBlocks(t, e.api, one, `"latest"`); blocks[0].Calls[0].Status != 1 || blocks[0].Calls[0].GasUsed != 21000 {
+		t.Errorf("single transfer: %+v", blocks[0].Calls[0])
+	}
+}
+
+func TestSimulateCallResults(t *testing.T) {
+	e := newPendingEnv(t, simulate.RootZero)
+	reverter := common.HexToAddress("0x0000000000000000000000000000000000010001")
+	invalid := common.HexToAddress("0x0000000000000000000000000000000000010002")
+	// reverter: REVERT(0, 4) with memory word 0 = 0xdeadbeef at the top;
+	// invalid: the INVALID opcode.
+	override := `{"` + reverter.Hex() + `":{"code":"0x63deadbeef60e01b60005260046000fd"},"` + invalid.Hex() + `":{"code":"0xfe"}}`
+	req := `{"blockStateCalls":[{"stateOverrides":` + override + `,"calls":[{"to":"` + reverter.Hex() + `"},{"to":"` + invalid.Hex() + `","gas":"0x7530"}]}]}`
+	out := mustCall(t, e.api.simulateV1, req, `"latest"`)
+	var blocks []struct {
+		Calls []struct {
+			Status  hexutil.Uint64 `json:"status"`
+			GasUsed hexutil.Uint64 `json:"gasUsed"`
+			Error   struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+				Data    string `json:"data"`
+			} `json:"error"`
+		} `json:"calls"`
+	}
+	if err := json.Unmarshal([]byte(out), &blocks); err != nil {
+		t.Fatal(err)
+	}
+	rev, inv := blocks[0].Calls[0], blocks[0].Calls[1]
+	if rev.Status != 0 || rev.Error.Code != 3 || rev.Error.Message != "execution reverted" || rev.Error.Data != "0xdeadbeef" {
+		t.Errorf("revert result: %+v", rev)
+	}
+	if inv.Status != 0 || inv.Error.Code != simulate.CodeVMError || inv.Error.Data != "" || inv.GasUsed != 30000 {
+		t.Errorf("invalid-opcode result: %+v", inv)
+	}
 }
