@@ -1,0 +1,121 @@
+package follower
+
+import (
+	"errors"
+	"math/big"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/preconf/preconf/api"
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/rpc"
+)
+
+// execFixture is an executor over an in-memory dev chain served by the api
+// package on loopback (the upstream), at its genesis.
+func execFixture(t *testing.T) (*executor, *pending.Source, *types.Header) {
+	t.Helper()
+	c, err := chain.Open(chain.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	srv := rpc.NewServer(rpc.Options{})
+	api.New(c, nil).Register(srv)
+	hs := httptest.NewServer(srv.HTTPHandler(rpc.HTTPOptions{}))
+	t.Cleanup(hs.Close)
+	client := remote.NewClient(hs.URL, 0)
+	sh := remote.NewShared(client, remote.ProofsRequired)
+	src := new(pending.Source)
+	e := newExecutor(c.Config(), sh, newHeaders(client, c.Config()), src)
+	e.stateAt = sh.NewState
+	return e, src, c.Head()
+}
+
+func devTx(t *testing.T, nonce uint64, to common.Address, value int64) hexutil.Bytes {
+	key, _ := crypto.HexToECDSA(chain.DevKeys[0])
+	signer := types.LatestSignerForChainID(big.NewInt(chain.DevChainID))
+	tx := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{
+		ChainID: signer.ChainID(), Nonce: nonce, GasTipCap: big.NewInt(1), GasFeeCap: big.NewInt(10e9), Gas: 21000, To: &to, Value: big.NewInt(value),
+	})
+	raw, _ := tx.MarshalBinary()
+	return raw
+}
+
+func base(parent *types.Header) *feed.Base {
+	return &feed.Base{
+		ParentHash: parent.Hash(), BlockNumber: hexutil.Uint64(parent.Number.Uint64() + 1), Timestamp: hexutil.Uint64(parent.Time + 2),
+		GasLimit: hexutil.Uint64(parent.GasLimit), BaseFeePerGas: (*hexutil.Big)(big.NewInt(875_000_000)),
+		FeeRecipient: common.Address{0xc0}, PrevRandao: common.Hash{1},
+	}
+}
+
+func TestExecutorReexecutesAndRejects(t *testing.T) {
+	e, src, parent := execFixture(t)
+	to := common.Address{0xaa}
+	id := feed.PayloadID{1}
+	fb0 := &feed.Flashblock{PayloadID: id, Index: 0, Base: base(parent), Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}
+	fb1 := &feed.Flashblock{PayloadID: id, Index: 1, Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 1, to, 7)}}}
+	var published []*pending.Snapshot
+	if err := e.sync(parent, []*feed.Flashblock{fb0, fb1}, func(s *pending.Snapshot) { published = append(published, s) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(published) != 2 || src.Current() != published[1] {
+		t.Fatalf("published %d snapshots", len(published))
+	}
+	snap := src.Current()
+	acct, err := snap.State.Account(to)
+	if err != nil || acct == nil || acct.Balance.Uint64() != 12 {
+		t.Fatalf("recipient after two flashblocks: %+v %v", acct, err)
+	}
+	if len(snap.Txs) != 2 || snap.Receipts[1].Status != types.ReceiptStatusSuccessful || snap.Receipts[1].CumulativeGasUsed != 42000 || snap.NewTxs != 1 || snap.Index != 1 {
+		t.Fatalf("snapshot: %d txs, receipts %+v", len(snap.Txs), snap.Receipts)
+	}
+	if snap.Header.Coinbase != (common.Address{0xc0}) || snap.Header.Number.Uint64() != 1 || snap.Header.GasUsed != 42000 {
+		t.Fatalf("header %+v", snap.Header)
+	}
+	// The system calls ran at index 0: the beacon roots contract holds the
+	// timestamp.
+	ts, err := published[0].State.Storage(common.HexToAddress("0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02"), common.BigToHash(new(big.Int).SetUint64((parent.Time+2)%8191)))
+	if err != nil || ts.Big().Uint64() != parent.Time+2 {
+		t.Fatalf("beacon roots slot %s %v", ts, err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		txs  []hexutil.Bytes
+	}{
+		{"nonce too high", []hexutil.Bytes{devTx(t, 9, to, 1)}},
+		{"nonce reused", []hexutil.Bytes{devTx(t, 1, to, 1)}},
+		{"garbage bytes", []hexutil.Bytes{{0x02, 0x01}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := &feed.Flashblock{PayloadID: id, Index: 2, Diff: feed.Diff{Transactions: tc.txs}}
+			err := e.sync(parent, []*feed.Flashblock{fb0, fb1, bad}, nil)
+			if !errors.Is(err, ErrInvalidFlashblock) {
+				t.Fatalf("error %v", err)
+			}
+			if src.Current() != nil {
+				t.Fatal("pending not cleared after an invalid flashblock")
+			}
+			// rebuilt from scratch on the next sync
+			if err := e.sync(parent, []*feed.Flashblock{fb0, fb1}, nil); err != nil || src.Current() == nil || len(src.Current().Txs) != 2 {
+				t.Fatalf("rebuild: %v", err)
+			}
+		})
+	}
+	// A base that does not follow the parent is refused.
+	wrong := &feed.Flashblock{PayloadID: feed.PayloadID{2}, Index: 0, Base: base(parent)}
+	wrong.Base.BlockNumber = 7
+	if err := e.sync(parent, []*feed.Flashblock{wrong}, nil); !errors.Is(err, ErrInvalidFlashblock) {
+		t.Fatalf("wrong base: %v", err)
+	}
+}
