@@ -123,6 +123,8 @@ func reportReadable(b *testing.B, st *sequencer.Stats) {
 	if c := st.ReadableCount.Load(); c > 0 {
 		b.ReportMetric(float64(st.ReadableSum.Load())/float64(c)/1e6, "built-readable-mean-ms")
 		b.ReportMetric(float64(st.ReadableMax.Load())/1e6, "built-readable-max-ms")
+		b.ReportMetric(float64(st.VisibleSum.Load())/float64(c)/1e6, "durable-readable-mean-ms")
+		b.ReportMetric(float64(st.VisibleMax.Load())/1e6, "durable-readable-max-ms")
 	}
 	b.ReportMetric(float64(st.MaxSeal.Load())/1e6, "seal-max-ms")
 }

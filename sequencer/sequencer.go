@@ -104,10 +104,13 @@ type Stats struct {
 	LastPublish  atomic.Int64 // ns: Publish call
 	Recovered    atomic.Uint64
 	RecoveredFBs atomic.Uint64
-	// Built → readable: from the end of a flashblock's execution (header,
-	// diff and WAL record ready) to its snapshot being published, which
-	// includes the WAL fsync. Sum and count give the mean.
+	// Built → readable: from the end of a flashblock's execution (header
+	// and diff ready) to its snapshot being published, including the WAL
+	// write and fsync. Sum and count give the mean.
 	ReadableSum, ReadableCount, ReadableMax atomic.Int64
+	// Durable → readable: from the WAL fsync's return to the snapshot
+	// being published (building the snapshot, the atomic swap, notifying).
+	VisibleSum, VisibleMax atomic.Int64
 }
 
 // openBlock is the block being built.
@@ -501,6 +504,7 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 		}
 		s.stats.LastWALSync.Store(int64(time.Since(t)))
 	}
+	durable := time.Now()
 	b.state = b.state.With(diff)
 	n := len(b.txs)
 	snap := &pending.Snapshot{
@@ -521,11 +525,15 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	t := time.Now()
 	s.src.Publish(snap)
 	s.stats.LastPublish.Store(int64(time.Since(t)))
-	lag := int64(time.Since(built))
+	lag, vis := int64(time.Since(built)), int64(time.Since(durable))
 	s.stats.ReadableSum.Add(lag)
 	s.stats.ReadableCount.Add(1)
+	s.stats.VisibleSum.Add(vis)
 	if lag > s.stats.ReadableMax.Load() {
 		s.stats.ReadableMax.Store(lag)
+	}
+	if vis > s.stats.VisibleMax.Load() {
+		s.stats.VisibleMax.Store(vis)
 	}
 	b.index++
 	s.stats.Flashblocks.Add(1)
