@@ -303,12 +303,15 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		txs      = make([]*types.Transaction, n)
 		receipts = make([]*types.Receipt, n)
 		res      = &BlockResult{Calls: make([]CallResult, n), Senders: make([]common.Address, n)}
-		access   = bal.NewConstructionBlockAccessList()
+		access   *bal.ConstructionBlockAccessList // block access list: Amsterdam only
 		tracer   = newLogTracer(s.transfers, header.Number.Uint64(), header.Time)
 		hooked   = state.NewHookedState(db, tracer.hooks)
 		blobGas  uint64
 		allLogs  []*types.Log
 	)
+	if cfg.IsAmsterdam(header.Number, header.Time) {
+		access = bal.NewConstructionBlockAccessList()
+	}
 	evm := vm.NewEVM(blockCtx, hooked, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
 	defer evm.Release()
 	evm.SetPrecompiles(precompiles)
