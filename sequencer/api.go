@@ -65,6 +65,7 @@ func (s *Sequencer) Register(srv *rpc.Server) {
 		"txpool_status":              a.txpoolStatus,
 		"txpool_content":             a.txpoolContent,
 		"txpool_inspect":             a.txpoolInspect,
+		"evm_mine":                   a.evmMine,
 	} {
 		srv.Register(name, h)
 	}
@@ -77,7 +78,7 @@ var ErrNoSequencer = &rpc.ServerError{Msg: "this node does not sequence (started
 // sequencer, and an empty pool.
 func RegisterDisabled(srv *rpc.Server) {
 	refuse := func(context.Context, rpc.Params) (any, error) { return nil, ErrNoSequencer }
-	for _, m := range []string{"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction", "eth_sign", "personal_sign"} {
+	for _, m := range []string{"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction", "eth_sign", "personal_sign", "evm_mine"} {
 		srv.Register(m, refuse)
 	}
 	srv.Register("eth_accounts", func(context.Context, rpc.Params) (any, error) { return []common.Address{}, nil })
@@ -247,6 +248,18 @@ func (a *API) receipt(ctx context.Context, hash common.Hash) (json.RawMessage, b
 }
 
 func (a *API) accounts(context.Context, rpc.Params) (any, error) { return a.list, nil }
+
+// evmMine seals the pending block now (parameters, e.g. a timestamp, are
+// ignored); it answers "0x0" as anvil and hardhat do.
+func (a *API) evmMine(ctx context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(1); err != nil {
+		return nil, err
+	}
+	if err := a.s.Mine(ctx); err != nil {
+		return nil, &rpc.ServerError{Msg: err.Error()}
+	}
+	return "0x0", nil
+}
 
 // txArgs are eth_sendTransaction's arguments: the same object as eth_call's.
 type txArgs = simulate.CallArgs

@@ -239,3 +239,22 @@ func TestDisabled(t *testing.T) {
 		t.Errorf("txpool_status %s", r.Result)
 	}
 }
+
+func TestEvmMine(t *testing.T) {
+	h, srv := newAPIHarness(t, 30*time.Second) // the schedule would not seal during the test
+	defer h.stop()
+	head := h.chain.Head().Number.Uint64()
+	tx := h.transfer(0, common.Address{7}, 5)
+	if r := call(t, srv, "evm_mine"); r.Error != nil || string(r.Result) != `"0x0"` {
+		t.Fatalf("evm_mine: %s %+v", r.Result, r.Error)
+	}
+	if got := h.chain.Head().Number.Uint64(); got != head+1 {
+		t.Fatalf("head %d after evm_mine, want %d", got, head+1)
+	}
+	if !h.sealed(tx) {
+		t.Error("pooled transaction not in the mined block")
+	}
+	if snap := h.src.Current(); snap.Parent.Hash() != h.chain.Head().Hash() || snap.Index != 0 {
+		t.Errorf("pending after evm_mine: parent %v index %d", snap.Parent.Number, snap.Index)
+	}
+}

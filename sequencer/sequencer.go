@@ -86,6 +86,7 @@ type Sequencer struct {
 
 	quit     chan struct{}
 	done     chan struct{}
+	mine     chan chan error
 	stopOnce sync.Once
 	failed   atomic.Pointer[error]
 
@@ -151,6 +152,7 @@ func New(cfg Config, c *chain.Chain, src *pending.Source) (*Sequencer, error) {
 		waiters: make(map[common.Hash][]chan struct{}),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
+		mine:    make(chan chan error),
 	}
 	s.pool = txpool.New(cfg.Pool, c.Config(), s.poolEnv)
 	return s, nil
@@ -213,6 +215,25 @@ func (s *Sequencer) Stop() error {
 	return nil
 }
 
+// Mine seals the open block now (after pre-confirming what the pool has
+// ready), as anvil's and hardhat's evm_mine; the schedule goes on from there.
+func (s *Sequencer) Mine(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case s.mine <- reply:
+	case <-s.done:
+		return errors.New("sequencer stopped")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Err reports why the loop stopped early, if it did.
 func (s *Sequencer) Err() error {
 	if p := s.failed.Load(); p != nil {
@@ -231,6 +252,19 @@ func (s *Sequencer) loop() {
 		select {
 		case <-s.quit:
 			return
+		case reply := <-s.mine:
+			// evm_mine: pre-confirm what is pending, then seal now.
+			err := s.flashblock()
+			if err == nil {
+				err = s.rollover()
+			}
+			reply <- err
+			if err != nil {
+				s.log.Error("sequencer stopped", "err", err)
+				s.failed.Store(&err)
+				return
+			}
+			continue
 		case <-timer.C:
 		}
 		now := time.Now()
@@ -251,6 +285,12 @@ func (s *Sequencer) tick(perBlock uint64) error {
 	if s.blk.index < perBlock {
 		return s.flashblock()
 	}
+	return s.rollover()
+}
+
+// rollover seals the open block and starts the next one with its first
+// flashblock.
+func (s *Sequencer) rollover() error {
 	// Seal, then show the next block's first flashblock before the slow
 	// disk work: the sealed block is already durable through the WAL (its
 	// flashblocks and seal record), so flushing its state, syncing the
