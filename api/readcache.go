@@ -23,12 +23,24 @@ import (
 // maxCachedReads bounds the entries of one cache (accounts and slots each).
 const maxCachedReads = 1 << 15
 
-// cachingReader is a state.Reader that remembers accounts and slots.
+// cachingReader is a state.Reader that remembers accounts and slots, and
+// the JSON answers eth_getBalance and eth_getStorageAt give for them (boxed
+// once, so a repeated read allocates nothing).
 type cachingReader struct {
 	state.Reader
-	accounts, slots sync.Map // common.Address → *types.StateAccount (nil: absent); slotKey → common.Hash
+	accounts, slots sync.Map // common.Address → *accountEntry; slotKey → *slotEntry
 	nAccounts       atomic.Int32
 	nSlots          atomic.Int32
+}
+
+type accountEntry struct {
+	acct    *types.StateAccount // nil: no such account
+	balance any                 // balanceJSON(acct)
+}
+
+type slotEntry struct {
+	value  common.Hash
+	answer any // quotedHash(value)
 }
 
 type slotKey struct {
@@ -38,38 +50,76 @@ type slotKey struct {
 
 func newCachingReader(r state.Reader) *cachingReader { return &cachingReader{Reader: r} }
 
-// Account returns a copy (the Reader contract lets callers modify it).
-func (c *cachingReader) Account(addr common.Address) (*types.StateAccount, error) {
+func (c *cachingReader) account(addr common.Address) (*accountEntry, error) {
 	if v, ok := c.accounts.Load(addr); ok {
-		return copyAccount(v.(*types.StateAccount)), nil
+		return v.(*accountEntry), nil
 	}
 	acct, err := c.Reader.Account(addr)
 	if err != nil {
 		return nil, err // not cached: the next read tries again
 	}
+	e := &accountEntry{acct: copyAccount(acct), balance: balanceJSON(acct)}
 	if c.nAccounts.Load() < maxCachedReads {
-		if _, loaded := c.accounts.LoadOrStore(addr, copyAccount(acct)); !loaded {
-			c.nAccounts.Add(1)
+		if v, loaded := c.accounts.LoadOrStore(addr, e); loaded {
+			return v.(*accountEntry), nil
 		}
+		c.nAccounts.Add(1)
 	}
-	return acct, nil
+	return e, nil
 }
 
-func (c *cachingReader) Storage(addr common.Address, slot common.Hash) (common.Hash, error) {
+// Account returns a copy (the Reader contract lets callers modify it).
+func (c *cachingReader) Account(addr common.Address) (*types.StateAccount, error) {
+	e, err := c.account(addr)
+	if err != nil {
+		return nil, err
+	}
+	return copyAccount(e.acct), nil
+}
+
+// balanceAnswer is eth_getBalance's result for addr.
+func (c *cachingReader) balanceAnswer(addr common.Address) (any, error) {
+	e, err := c.account(addr)
+	if err != nil {
+		return nil, err
+	}
+	return e.balance, nil
+}
+
+func (c *cachingReader) slot(addr common.Address, slot common.Hash) (*slotEntry, error) {
 	k := slotKey{addr, slot}
 	if v, ok := c.slots.Load(k); ok {
-		return v.(common.Hash), nil
+		return v.(*slotEntry), nil
 	}
 	v, err := c.Reader.Storage(addr, slot)
 	if err != nil {
+		return nil, err
+	}
+	e := &slotEntry{value: v, answer: quotedHash(v)}
+	if c.nSlots.Load() < maxCachedReads {
+		if v, loaded := c.slots.LoadOrStore(k, e); loaded {
+			return v.(*slotEntry), nil
+		}
+		c.nSlots.Add(1)
+	}
+	return e, nil
+}
+
+func (c *cachingReader) Storage(addr common.Address, slot common.Hash) (common.Hash, error) {
+	e, err := c.slot(addr, slot)
+	if err != nil {
 		return common.Hash{}, err
 	}
-	if c.nSlots.Load() < maxCachedReads {
-		if _, loaded := c.slots.LoadOrStore(k, v); !loaded {
-			c.nSlots.Add(1)
-		}
+	return e.value, nil
+}
+
+// storageAnswer is eth_getStorageAt's result for the slot.
+func (c *cachingReader) storageAnswer(addr common.Address, slot common.Hash) (any, error) {
+	e, err := c.slot(addr, slot)
+	if err != nil {
+		return nil, err
 	}
-	return v, nil
+	return e.answer, nil
 }
 
 func copyAccount(a *types.StateAccount) *types.StateAccount {

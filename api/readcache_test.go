@@ -1,9 +1,12 @@
 package api
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -117,6 +120,10 @@ func TestCachingReader(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s: %+v, want %+v", addr, got, want)
 			}
+			ans, err := r.balanceAnswer(addr)
+			if err != nil || string(ans.(json.RawMessage)) != string(balanceJSON(want)) {
+				t.Fatalf("%s: balance answer %s (%v), want %s", addr, ans, err, balanceJSON(want))
+			}
 			if got != nil { // a caller's change must not reach the cache
 				got.Balance.SetUint64(1)
 				got.Nonce = 99
@@ -128,6 +135,10 @@ func TestCachingReader(t *testing.T) {
 			want, _ := base.Storage(benchContract, key)
 			if err != nil || got != want {
 				t.Fatalf("slot %d: %x (%v), want %x", slot, got, err, want)
+			}
+			ans, err := r.storageAnswer(benchContract, key)
+			if err != nil || string(ans.(json.RawMessage)) != string(quotedHash(want)) {
+				t.Fatalf("slot %d: answer %s (%v)", slot, ans, err)
 			}
 		}
 	}
@@ -149,5 +160,35 @@ func TestSnapshotReaders(t *testing.T) {
 	}
 	if sr.get(s2) == r1 {
 		t.Error("new snapshot served from the old one's cache")
+	}
+}
+
+// decodeStorageKey keeps the earlier (allocating) implementation's results.
+func TestDecodeStorageKeyUnchanged(t *testing.T) {
+	reference := func(s string) (common.Hash, error) {
+		raw := s
+		if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+			s = s[2:]
+		}
+		if len(s)%2 == 1 {
+			s = "0" + s
+		}
+		if len(s) > 64 {
+			return common.Hash{}, fmt.Errorf("storage key too long (want at most 32 bytes): %q", raw)
+		}
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			return common.Hash{}, fmt.Errorf("invalid storage key %q: hex string invalid", raw)
+		}
+		return common.BytesToHash(b), nil
+	}
+	for _, k := range []string{"", "0x", "0X", "0", "0x0", "0x1", "1", "0xabc", "0XABC", "0x0g", "zz", "0x" + strings.Repeat("f", 63),
+		"0x" + strings.Repeat("f", 64), "0x" + strings.Repeat("f", 65), strings.Repeat("1", 64), strings.Repeat("1", 65),
+		"0x" + strings.Repeat("0", 66), "0x 1", "-1", "0xéé", "0x0x1"} {
+		got, gotErr := decodeStorageKey(k)
+		want, wantErr := reference(k)
+		if got != want || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Errorf("%q: %x, %v; want %x, %v", k, got, gotErr, want, wantErr)
+		}
 	}
 }

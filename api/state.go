@@ -34,9 +34,13 @@ func addrAndRef(p rpc.Params, max int) (common.Address, BlockRef, error) {
 func readAccount(r state.Reader, addr common.Address) (*types.StateAccount, error) {
 	acct, err := r.Account(addr)
 	if err != nil {
-		return nil, &rpc.ServerError{Msg: fmt.Sprintf("read account %s: %v", addr, err)}
+		return nil, readAccountError(addr, err)
 	}
 	return acct, nil
+}
+
+func readAccountError(addr common.Address, err error) error {
+	return &rpc.ServerError{Msg: fmt.Sprintf("read account %s: %v", addr, err)}
 }
 
 func (a *API) getBalance(_ context.Context, p rpc.Params) (any, error) {
@@ -48,14 +52,26 @@ func (a *API) getBalance(_ context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cr, ok := r.(*cachingReader); ok { // the answer is cached with the account
+		ans, err := cr.balanceAnswer(addr)
+		if err != nil {
+			return nil, readAccountError(addr, err)
+		}
+		return ans, nil
+	}
 	acct, err := readAccount(r, addr)
 	if err != nil {
 		return nil, err
 	}
+	return balanceJSON(acct), nil
+}
+
+// balanceJSON is an account's balance as eth_getBalance answers it.
+func balanceJSON(acct *types.StateAccount) json.RawMessage {
 	if acct == nil {
-		return json.RawMessage(`"0x0"`), nil
+		return json.RawMessage(`"0x0"`)
 	}
-	return json.RawMessage(`"` + acct.Balance.Hex() + `"`), nil
+	return json.RawMessage(`"` + acct.Balance.Hex() + `"`)
 }
 
 func (a *API) getTransactionCount(_ context.Context, p rpc.Params) (any, error) {
@@ -122,6 +138,13 @@ func (a *API) getStorageAt(_ context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cr, ok := r.(*cachingReader); ok {
+		ans, err := cr.storageAnswer(addr, slot)
+		if err != nil {
+			return nil, &rpc.ServerError{Msg: fmt.Sprintf("read storage: %v", err)}
+		}
+		return ans, nil
+	}
 	v, err := r.Storage(addr, slot)
 	if err != nil {
 		return nil, &rpc.ServerError{Msg: fmt.Sprintf("read storage: %v", err)}
@@ -139,23 +162,27 @@ func quotedHash(h common.Hash) json.RawMessage {
 }
 
 // decodeStorageKey accepts a hex key of up to 32 bytes, with or without 0x
-// and of odd length (left-padded), as go-ethereum does.
+// and of odd length (left-padded), as go-ethereum does. It allocates only
+// for errors.
 func decodeStorageKey(s string) (common.Hash, error) {
 	raw := s
 	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
 		s = s[2:]
 	}
-	if len(s)%2 == 1 {
-		s = "0" + s
-	}
-	if len(s) > 64 {
+	if len(s)+len(s)%2 > 64 {
 		return common.Hash{}, rpc.InvalidParams("storage key too long (want at most 32 bytes): %q", raw)
 	}
-	b, err := hex.DecodeString(s)
-	if err != nil {
+	// Right-align the digits in 64 zeros: that is the left padding.
+	var digits [64]byte
+	for i := range 64 - len(s) {
+		digits[i] = '0'
+	}
+	copy(digits[64-len(s):], s)
+	var h common.Hash
+	if _, err := hex.Decode(h[:], digits[:]); err != nil {
 		return common.Hash{}, rpc.InvalidParams("invalid storage key %q: hex string invalid", raw)
 	}
-	return common.BytesToHash(b), nil
+	return h, nil
 }
 
 func (a *API) getStorageValues(_ context.Context, p rpc.Params) (any, error) {
