@@ -79,7 +79,7 @@ type openBlock struct {
 	blobGas  uint64
 	applied  int // flashblocks applied
 	state    *pending.State
-	touched  *touched
+	touched  *pending.Tracker
 }
 
 // clear drops the pending block (nothing is pending until the next one).
@@ -169,9 +169,9 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	if err != nil {
 		return nil, err
 	}
-	t := newTouched()
+	t := pending.NewTracker()
 	coinbase := header.Coinbase
-	evm := vm.NewEVM(core.NewEVMBlockContext(header, e.headers, &coinbase), state.NewHookedState(statedb, t.hooks()), e.config, vm.Config{})
+	evm := vm.NewEVM(core.NewEVMBlockContext(header, e.headers, &coinbase), state.NewHookedState(statedb, t.Hooks()), e.config, vm.Config{})
 	b := &openBlock{
 		payload: fb.PayloadID, parent: parent, header: header, base: st, statedb: statedb, evm: evm,
 		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(st), touched: t,
@@ -363,7 +363,7 @@ func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) *pendi
 			l.BlockHash = hash
 		}
 	}
-	diff := b.touched.collect(b.statedb)
+	diff := b.touched.Collect(b.statedb)
 	b.state = b.state.With(diff)
 	n := len(b.txs)
 	snap := &pending.Snapshot{
