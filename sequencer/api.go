@@ -60,8 +60,8 @@ func (s *Sequencer) Register(srv *rpc.Server) {
 		"eth_sendTransaction":        a.sendTransaction,
 		"eth_signTransaction":        a.signTransaction,
 		"eth_accounts":               a.accounts,
-		"eth_sign":                   a.ethSign,
-		"personal_sign":              a.personalSign,
+		"eth_sign":                   a.signHandler(0, 1, 2),
+		"personal_sign":              a.signHandler(1, 0, 3), // (data, address, password)
 		"txpool_status":              a.txpoolStatus,
 		"txpool_content":             a.txpoolContent,
 		"txpool_inspect":             a.txpoolInspect,
@@ -483,38 +483,25 @@ func (a *API) signText(addr common.Address, data []byte) (any, error) {
 	return hexutil.Bytes(sig), nil
 }
 
-func (a *API) ethSign(_ context.Context, p rpc.Params) (any, error) {
-	var (
-		addr common.Address
-		data hexutil.Bytes
-	)
-	if err := p.Max(2); err != nil {
-		return nil, err
+// signHandler decodes (address, data) at positions addrAt and dataAt (eth_sign
+// and personal_sign differ only in order) and signs.
+func (a *API) signHandler(addrAt, dataAt, maxParams int) rpc.Handler {
+	return func(_ context.Context, p rpc.Params) (any, error) {
+		var (
+			addr common.Address
+			data hexutil.Bytes
+		)
+		if err := p.Max(maxParams); err != nil {
+			return nil, err
+		}
+		if err := p.Required(addrAt, &addr); err != nil {
+			return nil, err
+		}
+		if err := p.Required(dataAt, &data); err != nil {
+			return nil, err
+		}
+		return a.signText(addr, data)
 	}
-	if err := p.Required(0, &addr); err != nil {
-		return nil, err
-	}
-	if err := p.Required(1, &data); err != nil {
-		return nil, err
-	}
-	return a.signText(addr, data)
-}
-
-func (a *API) personalSign(_ context.Context, p rpc.Params) (any, error) {
-	var (
-		addr common.Address
-		data hexutil.Bytes
-	)
-	if err := p.Max(3); err != nil {
-		return nil, err
-	}
-	if err := p.Required(0, &data); err != nil {
-		return nil, err
-	}
-	if err := p.Required(1, &addr); err != nil {
-		return nil, err
-	}
-	return a.signText(addr, data)
 }
 
 // rpcTx is a pooled transaction as go-ethereum's txpool_content shows it.
