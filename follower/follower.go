@@ -45,9 +45,10 @@ type Config struct {
 	// Feed connection: backoff bounds and ping interval (defaults 1 s, 10 s, 10 s).
 	MinBackoff, MaxBackoff, PingInterval time.Duration
 	Logger                               *slog.Logger
-	// Observe, if set, is called (on the follower's goroutine) after each
-	// snapshot published because a flashblock arrived, with the time from
-	// the frame's arrival until the snapshot was visible.
+	// Observe, if set, is called (on the follower's goroutine) after the
+	// first publication of each flashblock, with the time from the frame's
+	// arrival until the snapshot showing it was visible (including any wait
+	// for its parent head).
 	Observe func(s *pending.Snapshot, latency time.Duration)
 }
 
@@ -76,6 +77,7 @@ type Follower struct {
 	execFails uint64
 	invalid   uint64
 	published atomic.Uint64
+	shown     map[feed.PayloadID]uint64 // highest index published per payload (loop only)
 
 	states *lru[common.Hash, *remote.State] // sealed states by block hash
 
@@ -137,6 +139,7 @@ func New(cfg Config, src *pending.Source) (*Follower, error) {
 		events:  make(chan loopEvent, 1024),
 		states:  newLRU[common.Hash, *remote.State](16),
 		chainEv: newChainEvents(),
+		shown:   make(map[feed.PayloadID]uint64),
 		pollNow: make(chan struct{}, 1),
 		feed: &feed.Client{
 			URL: cfg.Feed, MinBackoff: cfg.MinBackoff, MaxBackoff: cfg.MaxBackoff,
@@ -302,7 +305,7 @@ func (f *Follower) loop(ctx context.Context) {
 				}
 			}
 		}
-		f.syncPending(ev.fb)
+		f.syncPending()
 	}
 }
 
@@ -311,8 +314,7 @@ func trackerHead(h *remote.Head) feed.Head {
 }
 
 // syncPending re-executes what the tracker says is pending and publishes it.
-// trigger is the flashblock that caused it, if any (for latency).
-func (f *Follower) syncPending(trigger *feed.Flashblock) {
+func (f *Follower) syncPending() {
 	head, fbs, ok := f.tracker.Pending()
 	if !ok {
 		f.exec.sync(nil, nil, nil)
@@ -325,12 +327,24 @@ func (f *Follower) syncPending(trigger *feed.Flashblock) {
 	}
 	err := f.exec.sync(parent, fbs, func(s *pending.Snapshot) {
 		f.published.Add(1)
-		if trigger != nil && s.Index == trigger.Index && s.PayloadID == trigger.PayloadID && !trigger.Received.IsZero() {
-			d := time.Since(trigger.Received)
-			f.lat.add(d)
-			if f.cfg.Observe != nil {
-				f.cfg.Observe(s, d)
-			}
+		// Every flashblock's first publication counts, including those that
+		// waited in the buffer for their parent head; re-executions after a
+		// head change do not.
+		if s.Index >= uint64(len(fbs)) {
+			return
+		}
+		fb := fbs[s.Index]
+		if last, ok := f.shown[s.PayloadID]; (ok && s.Index <= last) || fb.Received.IsZero() {
+			return
+		}
+		if len(f.shown) > 64 {
+			clear(f.shown)
+		}
+		f.shown[s.PayloadID] = s.Index
+		d := time.Since(fb.Received)
+		f.lat.add(d)
+		if f.cfg.Observe != nil {
+			f.cfg.Observe(s, d)
 		}
 	})
 	f.mu.Lock()
