@@ -393,3 +393,60 @@ func TestReadersDuringSequencing(t *testing.T) {
 		t.Fatal("no reads happened")
 	}
 }
+
+// TestTxTypes runs legacy, EIP-2930 and EIP-7702 transactions through the
+// sequencer: the delegation's code shows at pending (through the diff) and
+// the sealed block re-validates.
+func TestTxTypes(t *testing.T) {
+	h := newHarness(t, "", testBlockTime)
+	defer h.stop()
+	cid := h.chain.Config().ChainID
+	k0, k1 := h.keys[5], h.keys[6]
+	a1 := crypto.PubkeyToAddress(k1.PublicKey)
+	to := common.Address{0x42}
+	legacy := h.sign(k0, &types.LegacyTx{Nonce: 0, GasPrice: big.NewInt(100 * params.GWei), Gas: 21000, To: &to, Value: big.NewInt(1)})
+	al := h.sign(k0, &types.AccessListTx{ChainID: cid, Nonce: 1, GasPrice: big.NewInt(100 * params.GWei), Gas: 30000, To: &to,
+		AccessList: types.AccessList{{Address: to, StorageKeys: []common.Hash{{1}}}}})
+	// k1 delegates its account to `to` (authorization nonce 1: the sender is
+	// the authority, whose nonce is bumped by the transaction first).
+	auth, err := types.SignSetCode(k1, types.SetCodeAuthorization{ChainID: *uint256.MustFromBig(cid), Address: to, Nonce: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setCode := h.sign(k1, &types.SetCodeTx{ChainID: uint256.MustFromBig(cid), Nonce: 0, GasTipCap: uint256.NewInt(1), GasFeeCap: uint256.NewInt(100 * params.GWei),
+		Gas: 100_000, To: to, AuthList: []types.SetCodeAuthorization{auth}})
+	for _, tx := range []*types.Transaction{legacy, al, setCode} {
+		if _, err := h.seq.Admit(tx); err != nil {
+			t.Fatalf("type %d: %v", tx.Type(), err)
+		}
+	}
+	h.waitFor("pre-confirmation", func() bool { return h.preconfirmed(legacy) && h.preconfirmed(al) && h.preconfirmed(setCode) })
+	snap := h.src.Current()
+	if snap.Parent.Hash() == h.chain.Head().Hash() {
+		acct, _ := snap.State.Account(a1)
+		want := types.AddressToDelegation(to)
+		if acct == nil || common.BytesToHash(acct.CodeHash) != crypto.Keccak256Hash(want) {
+			t.Fatalf("pending account %v: code hash does not match the delegation", acct)
+		}
+		if code := snap.State.Code(a1, common.BytesToHash(acct.CodeHash)); string(code) != string(want) {
+			t.Errorf("pending code %x, want %x", code, want)
+		}
+	}
+	h.waitFor("sealing", func() bool { return h.sealed(setCode) && h.sealed(legacy) && h.sealed(al) })
+	st, _ := h.chain.StateAt(h.chain.Head())
+	if code := st.GetCode(a1); string(code) != string(types.AddressToDelegation(to)) {
+		t.Errorf("sealed code %x", code)
+	}
+	fresh, err := core.NewBlockChain(rawdb.NewMemoryDatabase(), chain.DevGenesis(), beacon.New(ethash.NewFaker()), core.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Stop()
+	var blocks types.Blocks
+	for i := uint64(1); i <= h.chain.Head().Number.Uint64(); i++ {
+		blocks = append(blocks, h.chain.BlockByNumber(i))
+	}
+	if idx, err := fresh.InsertChain(blocks); err != nil {
+		t.Fatalf("re-import of block %d: %v", blocks[idx].NumberU64(), err)
+	}
+}
