@@ -21,8 +21,8 @@ const Buffer = 4096
 // Feed streams every published snapshot to its websocket clients. One
 // goroutine encodes each flashblock once; each client has its own bounded
 // queue and is dropped when it falls behind, so the sequencer and the other
-// clients never wait for it. A client joining mid-block is first sent the
-// block's earlier flashblocks, so it can follow from its first message.
+// clients never wait for it. A client joining mid-block may ask for the
+// block's earlier flashblocks first, so it can follow from its first message.
 type Feed struct {
 	src  *pending.Source
 	opts rpc.StreamOptions
@@ -165,8 +165,9 @@ func Compress(msg []byte) []byte {
 
 // ServeHTTP accepts a websocket client (GET with Upgrade). ?compress=brotli
 // selects brotli-compressed JSON in binary frames; the default is JSON text.
-// A client first gets the current block's flashblocks so far (from index 0),
-// then every new one.
+// ?replay=block first sends the current block's flashblocks so far (from
+// index 0), then every new one; by default a client gets the flashblocks
+// published after it connected, as from Base's builders.
 func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !rpc.IsWebSocketUpgrade(r) {
 		w.Header().Set("Allow", "GET")
@@ -182,6 +183,15 @@ func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown compress value: use brotli or none", http.StatusBadRequest)
 		return
 	}
+	replay := false
+	switch r.URL.Query().Get("replay") {
+	case "", "none":
+	case "block":
+		replay = true
+	default:
+		http.Error(w, "unknown replay value: use block or none", http.StatusBadRequest)
+		return
+	}
 	st, err := rpc.AcceptStream(context.Background(), w, r, f.opts)
 	if err != nil {
 		return
@@ -194,6 +204,9 @@ func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, msg := range f.history { // the current block so far, then live
+		if !replay {
+			break
+		}
 		if useBrotli {
 			st.Send(websocket.MessageBinary, Compress(msg))
 		} else {

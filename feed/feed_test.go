@@ -348,8 +348,9 @@ func indexOf(t *testing.T, data []byte) (string, uint64) {
 	return m.PayloadID, m.Index
 }
 
-// A client joining mid-block first gets the block's flashblocks from index
-// 0, then the live ones; a new block starts the history afresh.
+// A client joining mid-block with ?replay=block first gets the block's
+// flashblocks from index 0, then the live ones; a new block starts the
+// history afresh. Without it, a client gets only what comes after it.
 func TestFeedReplaysCurrentBlock(t *testing.T) {
 	f, src, url := startFeed(t, rpc.StreamOptions{})
 	for i := range 3 {
@@ -357,10 +358,15 @@ func TestFeedReplaysCurrentBlock(t *testing.T) {
 		src.Publish(snap)
 	}
 	waitHistory(t, f, 3)
-	c := dialFeed(t, url)
-	waitClients(t, f, 1)
+	c := dialFeed(t, url+"?replay=block")
+	live := dialFeed(t, url)
+	waitClients(t, f, 2)
 	snap, _ := fixture(t, 3)
 	src.Publish(snap)
+	_, first := readFrame(t, live)
+	if _, i := indexOf(t, first); i != 3 {
+		t.Fatalf("a client without replay got index %d first", i)
+	}
 	for want := range uint64(4) {
 		_, data := readFrame(t, c)
 		if _, i := indexOf(t, data); i != want {
@@ -376,7 +382,7 @@ func TestFeedReplaysCurrentBlock(t *testing.T) {
 		t.Fatalf("next block: payload %s index %d", id, i)
 	}
 	waitHistory(t, f, 1)
-	late := dialFeed(t, url+"?compress=brotli")
+	late := dialFeed(t, url+"?compress=brotli&replay=block")
 	typ, data := readFrame(t, late)
 	plain, err := io.ReadAll(brotli.NewReader(bytes.NewReader(data)))
 	if err != nil || typ != websocket.MessageBinary {
