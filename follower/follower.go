@@ -102,9 +102,8 @@ func (f *Follower) stateAt(h *types.Header) *remote.State {
 }
 
 type loopEvent struct {
-	fb    *feed.Flashblock
-	head  *remote.Head
-	reset bool
+	fb   *feed.Flashblock
+	head *remote.Head
 }
 
 // New checks the configuration and the upstream's chain id; it does not
@@ -180,17 +179,14 @@ func (f *Follower) Start() {
 	go func() { defer f.wg.Done(); f.logWorker(ctx) }()
 	go func() {
 		defer f.wg.Done()
+		// A reconnect keeps what was received: the sequencing rules decide
+		// whether the next message continues the block or leaves a gap.
 		f.feed.Run(ctx, func(r feed.Received) {
 			select {
 			case f.events <- loopEvent{fb: r.FB}:
 			case <-ctx.Done():
 			}
-		}, func() {
-			select {
-			case f.events <- loopEvent{reset: true}:
-			case <-ctx.Done():
-			}
-		})
+		}, nil)
 	}()
 	go func() { defer f.wg.Done(); f.pollHeads(ctx) }()
 	go func() { defer f.wg.Done(); f.loop(ctx) }()
@@ -281,8 +277,6 @@ func (f *Follower) loop(ctx context.Context) {
 		case ev = <-f.events:
 		}
 		switch {
-		case ev.reset:
-			f.tracker.Reset()
 		case ev.head != nil:
 			f.setHead(ev.head)
 			f.announce(ev.head.Header)
