@@ -109,7 +109,7 @@ func decodeRawTx(p rpc.Params) (*types.Transaction, error) {
 	}
 	tx := new(types.Transaction)
 	if err := tx.UnmarshalBinary(input); err != nil {
-		return nil, &rpc.InvalidParamsError{Msg: "invalid transaction: " + err.Error()}
+		return nil, &rpc.ServerError{Msg: err.Error()} // go-ethereum: the decoder's error, -32000
 	}
 	return tx, nil
 }

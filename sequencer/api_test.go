@@ -79,7 +79,7 @@ func TestSendRawTransactionErrors(t *testing.T) {
 		{"insufficient funds", raw(t, mk(1, 21000, 100*params.GWei, huge)), -32000, "insufficient funds for gas * price + value"},
 		{"fee cap below base fee", raw(t, mk(1, 21000, 1, nil)), -32000, "max fee per gas less than block base fee"},
 		{"wrong chain", raw(t, wrongChain), -32000, "invalid sender: invalid chain id for signer"},
-		{"garbage", hexutil.Bytes{0x02, 0x01}, -32602, "invalid transaction"},
+		{"garbage", hexutil.Bytes{0x02}, -32000, "typed transaction too short"},
 		{"not hex", "zz", -32602, "invalid argument 0"},
 	}
 	for _, tt := range tests {
