@@ -98,12 +98,15 @@ type Base struct {
 }
 
 type simulator struct {
-	e         *Engine
-	base      Base
-	step      uint64
-	budget    uint64
-	transfers bool
-	validate  bool
+	// evmSystemCalls runs the system contracts even where their effects
+	// could be written directly (tests compare the two).
+	evmSystemCalls bool
+	e              *Engine
+	base           Base
+	step           uint64
+	budget         uint64
+	transfers      bool
+	validate       bool
 }
 
 // Simulate runs the blocks of req on base.State.

@@ -18,12 +18,13 @@ import (
 // The block's system calls (EIP-4788 beacon root, EIP-2935 parent hash,
 // EIP-7002/7251 request queues) run the system contracts in the EVM for
 // every simulated block, which costs as much as the simulated calls
-// themselves. In zero-root mode, where the canonical contracts are deployed
-// and the queues are empty, their storage effects — which the contracts'
-// specifications define — are written directly instead. Anything else (a
-// contract overridden by the caller, a non-empty queue, compute mode, forks
-// past Osaka) runs the contracts as go-ethereum does. TestSystemCallsNative
-// checks both paths give the same state.
+// themselves. Where the canonical contracts are deployed and the queues are
+// empty, their storage effects — which the contracts' specifications define
+// — are written directly instead. Anything else (a contract overridden by
+// the caller, a non-empty queue, forks past Osaka) runs the contracts as
+// go-ethereum does. TestSystemCallsNative checks that both paths leave the
+// same state root and requests, and the compute-mode fixtures check the
+// roots of whole simulated chains against go-ethereum's.
 
 const (
 	historyWindow = 8191 // EIP-4788 HISTORY_BUFFER_LENGTH, EIP-2935 HISTORY_SERVE_WINDOW
@@ -57,7 +58,7 @@ var (
 // native reports whether the system calls of a block may be written
 // directly.
 func (s *simulator) native(header *types.Header) bool {
-	return s.e.opts.Roots == RootZero && !s.e.config.IsAmsterdam(header.Number, header.Time)
+	return !s.evmSystemCalls && !s.e.config.IsAmsterdam(header.Number, header.Time)
 }
 
 // slotHash is i as a 32-byte big-endian word.

@@ -63,9 +63,9 @@ func TestSystemCallsNative(t *testing.T) {
 				beaconRoot := common.HexToHash("0xbeac0000000000000000000000000000000000000000000000000000000000b0")
 				header := &types.Header{Number: new(big.Int).SetUint64(block.number), Time: block.time, Difficulty: new(big.Int), GasLimit: 30_000_000,
 					BaseFee: big.NewInt(1), ParentHash: parent.Hash(), ParentBeaconRoot: &beaconRoot}
-				run := func(roots RootMode) (common.Hash, [][]byte) {
+				run := func(useEVM bool) (common.Hash, [][]byte) {
 					db := systemState(t, q)
-					s := &simulator{e: &Engine{config: cfg, opts: Options{Roots: roots}}}
+					s := &simulator{e: &Engine{config: cfg}, evmSystemCalls: useEVM}
 					coinbase := common.Address{}
 					evm := vm.NewEVM(core.NewEVMBlockContext(header, nil, &coinbase), db, cfg, vm.Config{})
 					s.preExecution(context.Background(), db, header, parent, parent.Hash(), evm)
@@ -76,8 +76,8 @@ func TestSystemCallsNative(t *testing.T) {
 					db.Finalise(true)
 					return db.IntermediateRoot(true), reqs
 				}
-				evmRoot, evmReqs := run(RootCompute)
-				nativeRoot, nativeReqs := run(RootZero)
+				evmRoot, evmReqs := run(true)
+				nativeRoot, nativeReqs := run(false)
 				if evmRoot != nativeRoot {
 					t.Errorf("state after system calls: native %s, EVM %s", nativeRoot, evmRoot)
 				}
