@@ -74,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.Keep, "keep", false, "keep the scratch dir (node logs and data) after the run")
 	fs.BoolVar(&o.Sequencer, "preconf-sequencer", false, "run preconf with its sequencer (2 s blocks, 200 ms flashblocks) instead of --block-time 0, so pending reads are served from live pending snapshots")
 	addLatencyFlags(fs) // -preconf-latency and its options (preconf_latency.go)
+	addFollowFlags(fs)  // -follow and its options (follow.go)
 	list := fs.Bool("list", false, "list the workloads and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -122,6 +123,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if latencyOpts.Enabled {
 		return runLatency(o, stdout, stderr)
+	}
+	if followOpts.Enabled {
+		return runFollowBench(o, stdout, stderr)
 	}
 	rep, err := benchmark(o, stderr)
 	if rep != nil {
