@@ -6,6 +6,7 @@ package feed
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"math/big"
 	"slices"
 	"strconv"
@@ -24,6 +25,9 @@ import (
 // them.
 func Encode(snap *pending.Snapshot) ([]byte, error) {
 	h := snap.Header
+	if h == nil || h.Number == nil {
+		return nil, errors.New("flashblock without a block number")
+	}
 	n := min(max(snap.NewTxs, 0), len(snap.Txs))
 	first := len(snap.Txs) - n
 	newTxs := snap.Txs[first:]

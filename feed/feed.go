@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"sync"
 
 	"github.com/andybalholm/brotli"
@@ -74,7 +75,7 @@ func (f *Feed) Start() {
 			select {
 			case snap := <-snaps:
 				if snap != nil && snap.Header != nil {
-					f.publish(snap)
+					f.safePublish(snap)
 				}
 			case <-f.stop:
 				return
@@ -107,6 +108,17 @@ func (f *Feed) Clients() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.clients)
+}
+
+// safePublish is publish that logs a panic (a malformed snapshot) and
+// skips that flashblock rather than taking the node down.
+func (f *Feed) safePublish(snap *pending.Snapshot) {
+	defer func() {
+		if r := recover(); r != nil {
+			f.log.Error("flashblocks feed: publish failed", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	f.publish(snap)
 }
 
 // publish encodes one flashblock and queues it for every client.

@@ -392,3 +392,19 @@ func TestFeedReplaysCurrentBlock(t *testing.T) {
 		t.Fatalf("late client's first message: payload %s index %d", id, i)
 	}
 }
+
+// A malformed snapshot is skipped (and logged); the feed goes on.
+func TestFeedSurvivesMalformedSnapshot(t *testing.T) {
+	f, src, url := startFeed(t, rpc.StreamOptions{})
+	c := dialFeed(t, url)
+	waitClients(t, f, 1)
+	bad, _ := fixture(t, 1)
+	bad.Header.Number = nil
+	src.Publish(bad)
+	good, _ := fixture(t, 2)
+	src.Publish(good)
+	_, data := readFrame(t, c)
+	if _, i := indexOf(t, data); i != 2 {
+		t.Fatalf("first message has index %d, want the good snapshot's 2", i)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 
 	"github.com/ethereum/go-ethereum/core"
@@ -127,11 +128,11 @@ func (s *Service) Start() {
 		for {
 			select {
 			case ev := <-heads:
-				s.onHead(ev.Header)
+				s.safely("newHeads", func() { s.onHead(ev.Header) })
 			case ls := <-logs:
-				s.onLogs(ls)
+				s.safely("logs", func() { s.onLogs(ls) })
 			case ev := <-removed:
-				s.onLogs(ev.Logs)
+				s.safely("removed logs", func() { s.onLogs(ev.Logs) })
 			case <-s.stop:
 				return
 			}
@@ -144,13 +145,24 @@ func (s *Service) Start() {
 			select {
 			case snap := <-snaps:
 				if snap != nil {
-					s.onSnapshot(snap)
+					s.safely("flashblock", func() { s.onSnapshot(snap) })
 				}
 			case <-s.stop:
 				return
 			}
 		}
 	}()
+}
+
+// safely runs one event's delivery; a panic (a malformed event) is logged
+// and that event skipped, rather than taking the node down.
+func (s *Service) safely(what string, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("subscriptions: event delivery failed", "event", what, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	f()
 }
 
 // Close stops following events. Subscriptions end with their connections.

@@ -427,3 +427,19 @@ func TestSlowSubscriberDoesNotSlowOthers(t *testing.T) {
 		t.Fatalf("%d newFlashblocks subscriptions left; the slow one should be dropped", k)
 	}
 }
+
+// A malformed snapshot is skipped (and logged); delivery goes on.
+func TestMalformedSnapshotSkipped(t *testing.T) {
+	e := newEnv(t, rpc.WSOptions{})
+	c := e.dial(t)
+	id := c.subscribe(`["newFlashblockTransactions", true]`)
+	tx0, tx1 := e.transfer(t, 0, 0), e.transfer(t, 1, 0)
+	bad := e.snapshot(0, types.Transactions{tx0}, 1, nil)
+	bad.Header.Number = nil
+	e.src.Publish(bad)
+	e.src.Publish(e.snapshot(1, types.Transactions{tx0, tx1}, 1, nil))
+	got := c.collect(map[string]int{id: 1})
+	if !strings.Contains(string(got[id][0]), tx1.Hash().Hex()) {
+		t.Fatalf("expected the good flashblock's transaction, got %s", got[id][0])
+	}
+}
