@@ -91,48 +91,58 @@ func (s *simulator) postExecution(ctx context.Context, db *state.StateDB, header
 	if !cfg.IsPrague(header.Number, header.Time) {
 		return nil, nil, nil
 	}
-	if !s.native(header) || !withdrawalQueue.emptyAt(db) || !consolidationQueue.emptyAt(db) {
+	if !s.native(header) {
+		return core.PostExecution(ctx, cfg, header.Number, header.Time, logs, evm, index)
+	}
+	withdrawals, ok1 := withdrawalQueue.read(db)
+	consolidations, ok2 := consolidationQueue.read(db)
+	if !ok1 || !ok2 {
 		return core.PostExecution(ctx, cfg, header.Number, header.Time, logs, evm, index)
 	}
 	requests := [][]byte{}
 	if err := core.ParseDepositLogs(&requests, logs, cfg); err != nil {
 		return nil, nil, err
 	}
-	withdrawalQueue.dequeueNone(db)
-	consolidationQueue.dequeueNone(db)
+	withdrawalQueue.dequeueNone(db, withdrawals)
+	consolidationQueue.dequeueNone(db, consolidations)
 	return requests, nil, nil
 }
 
-// emptyAt reports whether the queue holds the canonical code and no
-// requests.
-func (q requestQueue) emptyAt(db *state.StateDB) bool {
-	return db.GetCodeHash(q.addr) == q.codeHash && db.GetState(q.addr, slotHash(queueHeadSlot)) == db.GetState(q.addr, slotHash(queueTailSlot))
+// queueSlots are a queue contract's excess, count, head and tail slots.
+type queueSlots [4]common.Hash
+
+// read returns the queue's slots, and whether it holds the canonical code
+// and no requests (head == tail).
+func (q requestQueue) read(db *state.StateDB) (v queueSlots, empty bool) {
+	if db.GetCodeHash(q.addr) != q.codeHash {
+		return v, false
+	}
+	for i := range v {
+		v[i] = db.GetState(q.addr, slotHash(uint64(i)))
+	}
+	return v, v[queueHeadSlot] == v[queueTailSlot]
 }
 
-// dequeueNone is the system call on an empty queue: no requests; the
-// excess moves by this block's count against the target (an inhibited
-// excess counts as zero), the count resets, and head and tail reset. Slots
-// already holding their new value are left alone (same state).
-func (q requestQueue) dequeueNone(db *state.StateDB) {
-	excess := new(uint256.Int).SetBytes32(db.GetState(q.addr, slotHash(queueExcessSlot)).Bytes())
+// dequeueNone is the system call on an empty queue whose slots are v: no
+// requests; the excess moves by this block's count against the target (an
+// inhibited excess counts as zero), the count resets, and head and tail
+// reset. Slots already holding their new value are left alone (same state).
+func (q requestQueue) dequeueNone(db *state.StateDB, v queueSlots) {
+	excess := new(uint256.Int).SetBytes32(v[queueExcessSlot][:])
 	if excess.Eq(excessInhibitor) {
 		excess.Clear()
 	}
-	count := new(uint256.Int).SetBytes32(db.GetState(q.addr, slotHash(queueCountSlot)).Bytes())
+	count := new(uint256.Int).SetBytes32(v[queueCountSlot][:])
 	sum, overflow := new(uint256.Int).AddOverflow(excess, count)
 	target := uint256.NewInt(q.target)
 	next := new(uint256.Int)
 	if overflow || sum.Gt(target) {
 		next.Sub(sum, target)
 	}
-	q.set(db, queueExcessSlot, next.Bytes32())
-	for _, slot := range []uint64{queueCountSlot, queueHeadSlot, queueTailSlot} {
-		q.set(db, slot, common.Hash{})
-	}
-}
-
-func (q requestQueue) set(db *state.StateDB, slot uint64, v common.Hash) {
-	if k := slotHash(slot); db.GetState(q.addr, k) != v {
-		db.SetState(q.addr, k, v)
+	want := queueSlots{queueExcessSlot: next.Bytes32()}
+	for i := range want {
+		if v[i] != want[i] {
+			db.SetState(q.addr, slotHash(uint64(i)), want[i])
+		}
 	}
 }
