@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -15,9 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/conformance"
-	"github.com/preconf/preconf/node"
 )
 
 // TestDiffAgainstGeth replays a few thousand read requests (every block,
@@ -40,32 +37,10 @@ func TestDiffAgainstGeth(t *testing.T) {
 	}
 	gethURL := startGeth(t, gethBin, genesisFile, chainFile)
 
-	g, err := chain.LoadGenesis(genesisFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := node.New(node.Config{Genesis: g, Imports: []string{chainFile}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	if err := n.Start(nil); err != nil {
-		t.Fatal(err)
-	}
+	n := startFixtureNode(t, genesisFile, chainFile)
 
 	client := &http.Client{Timeout: 30 * time.Second}
-	post := func(url string, body []byte) []byte {
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return bytes.TrimSpace(out)
-	}
+	post := func(url string, body []byte) []byte { return bytes.TrimSpace(postBody(t, client, url, body)) }
 	request := func(method string, params ...any) []byte {
 		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 		if err != nil {

@@ -114,6 +114,11 @@ func (a *API) traceOne(ctx context.Context, c *TraceConfig, txctx *tracers.Conte
 	if err := run(deadline, tracer.Hooks); err != nil {
 		return nil, &rpc.ServerError{Msg: fmt.Sprintf("tracing failed: %v", err)}
 	}
+	// The tracer is stopped asynchronously; a run that outlived its time
+	// is a timeout even if it finished before the stop arrived.
+	if errors.Is(deadline.Err(), context.DeadlineExceeded) {
+		return nil, &rpc.ServerError{Msg: errTraceTimeout.Error()}
+	}
 	res, err := tracer.GetResult()
 	if err != nil {
 		return nil, &rpc.ServerError{Msg: err.Error()}
