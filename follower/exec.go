@@ -334,8 +334,11 @@ func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) *pendi
 	h.Root = fb.Diff.StateRoot
 	h.GasUsed = b.gp.Used()
 	if len(b.txs) > 0 {
+		// The two roots cover the whole block so far: compute them side by side.
+		done := make(chan common.Hash, 1)
+		go func() { done <- types.DeriveSha(b.receipts, trie.NewStackTrie(nil)) }()
 		h.TxHash = types.DeriveSha(b.txs, trie.NewStackTrie(nil))
-		h.ReceiptHash = types.DeriveSha(b.receipts, trie.NewStackTrie(nil))
+		h.ReceiptHash = <-done
 	}
 	for _, r := range b.receipts[first:] {
 		for _, l := range r.Logs {
