@@ -15,7 +15,7 @@ var Version = "preconf/v0.1.0"
 
 // API serves reads of the sealed chain and the pending snapshot.
 type API struct {
-	chain       *chain.Chain
+	chain       Backend
 	pending     *pending.Source
 	cache       readCache        // memoised signer and tip suggestion (api/fees.go)
 	readers     readerCache      // the last state reader opened (api/blockref.go)
@@ -26,7 +26,7 @@ type API struct {
 
 // New returns the API over a chain and (optionally) a pending source.
 func New(c *chain.Chain, p *pending.Source) *API {
-	return &API{chain: c, pending: p, engine: simulate.New(c.Config(), c.BlockChain(), simulate.DefaultOptions())}
+	return NewWithBackend(localChain{c}, p)
 }
 
 // Register adds every method of this package to srv.

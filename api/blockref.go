@@ -13,7 +13,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
@@ -283,7 +282,9 @@ type cachedReader struct {
 	r    state.Reader
 }
 
-func (c *readerCache) get(ch *chain.Chain, root common.Hash) (state.Reader, error) {
+func (c *readerCache) get(ch interface {
+	StateReader(common.Hash) (state.Reader, error)
+}, root common.Hash) (state.Reader, error) {
 	if cr := c.last.Load(); cr != nil && cr.root == root {
 		return cr.r, nil
 	}

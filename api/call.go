@@ -18,7 +18,7 @@ import (
 // eth_createAccessList and eth_simulateV1 (gas cap, time limit, state-root
 // mode). Call it before Register.
 func (a *API) SetSimulateOptions(o simulate.Options) {
-	a.engine = simulate.New(a.chain.Config(), a.chain.BlockChain(), o)
+	a.engine = simulate.New(a.chain.Config(), a.chain.ChainContext(), o)
 }
 
 // execState opens a private StateDB for executing at ref, and the header
@@ -52,7 +52,7 @@ func (a *API) execState(ref BlockRef, applied bool) (*types.Header, *state.State
 // stateDB opens a StateDB at a sealed root over the engine's cached reader.
 func (a *API) stateDB(root common.Hash) (*state.StateDB, error) {
 	sdb := a.chain.StateDatabase()
-	r, err := a.engine.Readers().Sealed(root, func() (state.Reader, error) { return sdb.Reader(root) })
+	r, err := a.engine.Readers().Sealed(root, func() (state.Reader, error) { return a.chain.StateReader(root) })
 	if err != nil {
 		return nil, err
 	}

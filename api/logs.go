@@ -300,14 +300,13 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 		first = false
 		out = appendLog(out, l, blockHash, blockTime)
 	}
-	bc := a.chain.BlockChain()
 	if f.BlockHash != nil {
 		h := a.chain.HeaderByHash(*f.BlockHash)
 		if h == nil {
 			return nil, errUnknownBlock
 		}
 		if f.mayMatch(h.Bloom) {
-			for _, r := range bc.GetReceiptsByHash(*f.BlockHash) {
+			for _, r := range a.chain.ReceiptsByHash(*f.BlockHash) {
 				for _, l := range r.Logs {
 					if f.matches(l) {
 						emit(l, l.BlockHash, l.BlockTimestamp)
@@ -325,15 +324,15 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, &rpc.ServerError{Msg: err.Error()}
 		}
-		hash := bc.GetCanonicalHash(n)
-		h := bc.GetHeader(hash, n)
+		h := a.chain.HeaderByNumber(n)
 		if h == nil {
 			return nil, &rpc.ServerError{Msg: "header not found"}
 		}
+		hash := h.Hash()
 		if !f.mayMatch(h.Bloom) {
 			continue
 		}
-		for _, r := range bc.GetReceiptsByHash(hash) {
+		for _, r := range a.chain.ReceiptsByHash(hash) {
 			for _, l := range r.Logs {
 				if f.matches(l) {
 					emit(l, l.BlockHash, l.BlockTimestamp)

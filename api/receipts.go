@@ -20,7 +20,7 @@ func (a *API) getTransactionReceipt(_ context.Context, p rpc.Params) (any, error
 	receipt := found.receipt
 	if !found.preconfirmed {
 		loc := found.loc
-		if receipt, err = a.chain.BlockChain().GetCanonicalReceipt(found.tx, loc.BlockHash, loc.Number, loc.Index); err != nil {
+		if receipt, err = a.chain.CanonicalReceipt(found.tx, loc.BlockHash, loc.Number, loc.Index); err != nil {
 			return nil, &rpc.ServerError{Msg: err.Error()}
 		}
 	}
