@@ -19,10 +19,19 @@ import (
 
 func rpcCall(t *testing.T, url, method string, params ...any) json.RawMessage {
 	t.Helper()
+	res, err := rpcTry(url, method, params...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// rpcTry is one JSON-RPC call (safe to use from any goroutine).
+func rpcTry(url, method string, params ...any) (json.RawMessage, error) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
@@ -34,12 +43,12 @@ func rpcCall(t *testing.T, url, method string, params ...any) json.RawMessage {
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: %v: %s", method, err, raw)
+		return nil, fmt.Errorf("%s: %v: %s", method, err, raw)
 	}
 	if out.Error != nil {
-		t.Fatalf("%s: error %d %s", method, out.Error.Code, out.Error.Message)
+		return nil, fmt.Errorf("%s: error %d %s", method, out.Error.Code, out.Error.Message)
 	}
-	return out.Result
+	return out.Result, nil
 }
 
 // With the sequencer running, an empty block simulated at "pending" in
@@ -119,4 +128,67 @@ func pendingTxs(t *testing.T, url string) pendingBlock {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Simulations and calls at pending while the sequencer pre-confirms and
+// seals underneath: every answer is well-formed, and each simulation's first
+// block is a pending block (number above the head it was built on).
+func TestSimulateWhileSequencing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sequencer")
+	}
+	n, err := node.New(node.Config{BlockTime: 400 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Start(nil); err != nil {
+		t.Fatal(err)
+	}
+	url := n.URL()
+	from, to := chain.DevAccounts()[2], chain.DevAccounts()[3]
+	req := map[string]any{"blockStateCalls": []any{
+		map[string]any{"calls": []any{map[string]any{"from": from, "to": to, "value": "0x1"}}},
+		map[string]any{},
+	}}
+	errs := make(chan error, 8)
+	stop := time.Now().Add(2 * time.Second)
+	for w := 0; w < 4; w++ {
+		go func() {
+			for time.Now().Before(stop) {
+				var blocks []struct {
+					Number hexutil.Uint64 `json:"number"`
+					Calls  []struct {
+						Status hexutil.Uint64 `json:"status"`
+					} `json:"calls"`
+				}
+				raw, err := rpcTry(url, "eth_simulateV1", req, "pending")
+				if err == nil {
+					err = json.Unmarshal(raw, &blocks)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(blocks) != 2 || blocks[1].Number != blocks[0].Number+1 || len(blocks[0].Calls) != 1 || blocks[0].Calls[0].Status != 1 {
+					errs <- fmt.Errorf("bad simulation: %+v", blocks)
+					return
+				}
+				if _, err := rpcTry(url, "eth_call", map[string]any{"from": from, "to": to, "value": "0x1"}, "pending"); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for time.Now().Before(stop) {
+		rpcCall(t, url, "eth_sendTransaction", map[string]any{"from": chain.DevAccounts()[4], "to": to, "value": "0x2"})
+		time.Sleep(50 * time.Millisecond)
+	}
+	for w := 0; w < 4; w++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }
