@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/follower/remote"
 )
 
@@ -207,3 +208,5 @@ func (b *Backend) StateDatabase() state.Database { return b.f.exec.memdb }
 
 // ChainContext serves headers for BLOCKHASH during execution.
 func (b *Backend) ChainContext() core.ChainContext { return b.f.headers }
+
+var _ api.Backend = (*Backend)(nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/feed"
+	"github.com/preconf/preconf/follower"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/sequencer"
@@ -74,6 +75,8 @@ type Node struct {
 	Subscriptions *subscribe.Service
 	WS            *rpc.WSHandler
 	Feed          *feed.Feed
+	// Follower follows an upstream's flashblocks in follow mode (NewFollow).
+	Follower *follower.Follower
 
 	listener net.Listener
 	http     *http.Server

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/urfave/cli/v2"
+
+	"github.com/preconf/preconf/api"
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/follower"
+	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/node"
+)
+
+// followOwnFlags are the flags only `preconf follow` has.
+var followOwnFlags = []cli.Flag{
+	&cli.StringFlag{Name: "upstream", Usage: "HTTP JSON-RPC URL of the execution node to follow (op-geth, reth, Base's node, another preconf)", EnvVars: envName("upstream")},
+	&cli.StringFlag{Name: "flashblocks", Usage: "websocket URL of the flashblocks feed (JSON text or brotli binary frames)", EnvVars: envName("flashblocks")},
+	&cli.StringFlag{Name: "proofs", Value: "auto", Usage: "verify upstream state reads with eth_getProof against the block's state root: auto (when offered), required, off", EnvVars: envName("proofs")},
+	&cli.DurationFlag{Name: "upstream.poll", Value: 100 * time.Millisecond, Usage: "how often the upstream's head is polled", EnvVars: envName("upstream.poll")},
+	&cli.DurationFlag{Name: "upstream.timeout", Value: 10 * time.Second, Usage: "time limit of one upstream request", EnvVars: envName("upstream.timeout")},
+	&cli.IntFlag{Name: "flashblocks.ahead", Value: feed.DefaultAhead, Usage: "blocks of flashblocks buffered ahead of the upstream's head", EnvVars: envName("flashblocks.ahead")},
+}
+
+// followShared are node flags `preconf follow` takes too.
+var followShared = []string{"datadir", "http.addr", "http.port", "http.corsdomain", "http.maxbody", "rpc.batch-limit", "genesis", "log.level"}
+
+func followFlags() []cli.Flag {
+	out := slices.Clone(followOwnFlags)
+	for _, f := range nodeFlags {
+		if slices.Contains(followShared, f.Names()[0]) {
+			out = append(out, f)
+		}
+	}
+	out = append(out, walletFlags...)
+	return append(out, simulateFlags...)
+}
+
+func init() {
+	commands = append(commands, &cli.Command{
+		Name:      "follow",
+		Usage:     "serve the preconf interface for an existing node's chain by following its flashblocks feed",
+		UsageText: "preconf follow --upstream http://node:8545 --flashblocks ws://feed/ws [options]",
+		Flags:     followFlags(),
+		Action:    runFollow,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return cli.Exit(fmt.Sprintf("preconf follow: %v (see --help)", err), 2)
+		},
+	})
+}
+
+func parseProofs(s string) (remote.Proofs, error) {
+	switch s {
+	case "auto":
+		return remote.ProofsAuto, nil
+	case "required":
+		return remote.ProofsRequired, nil
+	case "off":
+		return remote.ProofsOff, nil
+	}
+	return 0, fmt.Errorf("bad --proofs %q: want auto, required or off", s)
+}
+
+func runFollow(c *cli.Context) error {
+	usage := func(format string, args ...any) error {
+		return cli.Exit("preconf follow: "+fmt.Sprintf(format, args...), 2)
+	}
+	if c.NArg() > 0 {
+		return usage("unexpected argument %q (see --help)", c.Args().First())
+	}
+	if c.String("upstream") == "" || c.String("flashblocks") == "" {
+		return usage("--upstream and --flashblocks are required")
+	}
+	logger, err := newLogger(c.String("log.level"))
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+	slog.SetDefault(logger)
+	proofs, err := parseProofs(c.String("proofs"))
+	if err != nil {
+		return usage("%v", err)
+	}
+	var config *params.ChainConfig
+	if g := c.String("genesis"); g != "" {
+		gen, err := chain.LoadGenesis(g)
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("preconf follow: %v", err), 1)
+		}
+		config = gen.Config
+	} else {
+		config = chain.DevGenesis().Config
+	}
+	api.Version = "preconf/v" + version
+	cfg := node.Config{
+		DataDir:     c.String("datadir"),
+		HTTPAddr:    c.String("http.addr"),
+		HTTPPort:    c.Int("http.port"),
+		MaxBody:     c.Int64("http.maxbody"),
+		CORSOrigins: c.StringSlice("http.corsdomain"),
+		BatchLimit:  c.Int("rpc.batch-limit"),
+		Logger:      logger,
+	}
+	if err := applyWalletFlags(c, &cfg); err != nil {
+		return usage("%v", err)
+	}
+	if err := applySimulateFlags(c, &cfg); err != nil {
+		return usage("%v", err)
+	}
+	fcfg := follower.Config{
+		Upstream: c.String("upstream"), Feed: c.String("flashblocks"), Chain: config, Proofs: proofs,
+		PollInterval: c.Duration("upstream.poll"), UpstreamTimeout: c.Duration("upstream.timeout"),
+		Ahead: c.Int("flashblocks.ahead"),
+	}
+	n, err := node.NewFollow(cfg, fcfg)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("preconf follow: %v", err), 1)
+	}
+	if err := n.Start(nil); err != nil {
+		n.Close()
+		return cli.Exit(fmt.Sprintf("preconf follow: %v", err), 1)
+	}
+	logger.Info("following", "upstream", fcfg.Upstream, "flashblocks", fcfg.Feed, "chain", config.ChainID)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	logger.Info("shutting down")
+	return n.Close()
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFollowFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"follow"}, 2, "--upstream and --flashblocks are required"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1"}, 2, "--upstream and --flashblocks are required"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--proofs", "maybe"}, 2, "bad --proofs"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--http.port", "0"}, 1, "upstream unavailable"},
+		{[]string{"follow", "--nope"}, 2, "flag provided but not defined"},
+	} {
+		out, code := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, want %d with %q; output:\n%s", tc.args, code, tc.code, tc.want, out)
+		}
+	}
+}
+
+// TestFollowCommand runs a sequencing node and `preconf follow` of it as
+// processes: a transaction sent through the follower (forwarded) is
+// pre-confirmed, and the follower's pending answers equal the sequencer's.
+func TestFollowCommand(t *testing.T) {
+	seq := start(t, "--datadir", t.TempDir(), "--block-time", "1s")
+	defer seq.stop(t)
+	ws := "ws" + strings.TrimPrefix(seq.url, "http") + "/flashblocks"
+	fol := start(t, "follow", "--upstream", seq.url, "--flashblocks", ws, "--datadir", t.TempDir(), "--upstream.poll", "20ms")
+	defer fol.stop(t)
+
+	hash := post(t, fol.url, `{"jsonrpc":"2.0","id":1,"method":"eth_sendTransaction","params":[{"from":"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266","to":"0x00000000000000000000000000000000000000aa","value":"0x1234"}]}`)
+	receipt := `{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionReceipt","params":[` + hash + `]}`
+	deadline := time.Now().Add(30 * time.Second)
+	for post(t, fol.url, receipt) == "null" {
+		if time.Now().After(deadline) {
+			t.Fatalf("transaction %s never visible on the follower:\n%s", hash, fol.out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x00000000000000000000000000000000000000aa","pending"]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionCount","params":["0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266","pending"]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`,
+	} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			got, want := post(t, fol.url, body), post(t, seq.url, body)
+			if got == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: follower %s, sequencer %s", body, got, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if got := post(t, fol.url, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x00000000000000000000000000000000000000aa","pending"]}`); got != `"0x1234"` {
+		t.Fatalf("pending balance %s", got)
+	}
+}

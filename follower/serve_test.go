@@ -1,0 +1,191 @@
+package follower_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/preconf/preconf/follower"
+	"github.com/preconf/preconf/node"
+)
+
+func followNode(t *testing.T, upstream, feedURL string, seq *node.Node) *node.Node {
+	t.Helper()
+	fn, err := node.NewFollow(node.Config{HTTPAddr: "127.0.0.1"}, follower.Config{
+		Upstream: upstream, Feed: feedURL, Chain: seq.Chain.Config(),
+		PollInterval: 20 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+		UpstreamTimeout: 2 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fn.Start(nil); err != nil {
+		fn.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fn.Close() })
+	return fn
+}
+
+// rawResult is one call's raw result (or its error text).
+func rawResult(url, method string, params ...any) string {
+	var raw json.RawMessage
+	if err := rpcCall(url, &raw, method, params...); err != nil {
+		return "error: " + err.Error()
+	}
+	return string(raw)
+}
+
+// pendingCalls are compared between the sequencer and the followers.
+func pendingCalls(lastTx common.Hash) [][]any {
+	addrs, slots := watched()
+	var calls [][]any
+	for _, a := range addrs[:8] {
+		calls = append(calls, []any{"eth_getBalance", a, "pending"}, []any{"eth_getTransactionCount", a, "pending"})
+	}
+	for _, k := range slots {
+		calls = append(calls, []any{"eth_getStorageAt", store, k, "pending"})
+	}
+	from := addrs[0]
+	calls = append(calls,
+		[]any{"eth_getCode", store, "pending"},
+		[]any{"eth_getStorageValues", map[common.Address][]common.Hash{store: slots}, "pending"},
+		[]any{"eth_getTransactionByHash", lastTx},
+		[]any{"eth_getTransactionReceipt", lastTx},
+		[]any{"eth_call", map[string]any{"from": from, "to": store, "data": hexutil.Bytes(make([]byte, 64))}, "pending"},
+		[]any{"eth_estimateGas", map[string]any{"from": from, "to": addrs[1], "value": "0x1"}, "pending"},
+		[]any{"eth_simulateV1", map[string]any{"blockStateCalls": []any{map[string]any{"calls": []any{map[string]any{"from": from, "to": store, "data": hexutil.Bytes(append(common.Hash{31: 3}.Bytes(), common.Hash{31: 7}.Bytes()...))}}}}}, "pending"},
+		[]any{"eth_chainId"},
+	)
+	return calls
+}
+
+func compareAll(urls []string, calls [][]any) error {
+	for _, c := range calls {
+		method := c[0].(string)
+		want := rawResult(urls[0], method, c[1:]...)
+		if strings.HasPrefix(want, "error") && method != "eth_simulateV1" {
+			return fmt.Errorf("sequencer %s: %s", method, want)
+		}
+		for _, u := range urls[1:] {
+			if got := rawResult(u, method, c[1:]...); got != want {
+				return fmt.Errorf("%s%v on %s:\n got %.300s\nwant %.300s", method, c[1:], u, got, want)
+			}
+		}
+	}
+	return nil
+}
+
+// TestFollowNodesServeTheInterface starts a sequencing dev node and two
+// follow-mode nodes on loopback, streams transactions, and checks that
+// pending-aware calls (state reads, pre-confirmed transactions and receipts,
+// eth_call/estimateGas/simulateV1 at pending) answer exactly as the
+// sequencer does, that sealed reads are forwarded, that subscriptions work,
+// and that a dead upstream gives a clear error and then recovers.
+func TestFollowNodesServeTheInterface(t *testing.T) {
+	seq, feedURL := sequencerNode(t, time.Second, 100*time.Millisecond)
+	up := newSwitchProxy(t, seq.URL())
+	f1 := followNode(t, seq.URL(), feedURL, seq)
+	f2 := followNode(t, up.srv.URL, feedURL+"?compress=brotli", seq)
+	urls := []string{seq.URL(), f1.URL(), f2.URL()}
+
+	// a newFlashblocks subscription on a follower
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(f1.URL(), "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(16 << 20)
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newFlashblocks"]}`)); err != nil {
+		t.Fatal(err)
+	}
+
+	s := newSender(t, seq.URL(), seq.Chain.Config().ChainID, 4)
+	var n uint64
+	for round := range 4 {
+		var last common.Hash
+		for range 12 {
+			n++
+			if err := s.send(int(n)%len(s.keys), n%3 == 0, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		last = s.last
+		calls := pendingCalls(last)
+		deadline := time.Now().Add(30 * time.Second)
+		for rawResult(seq.URL(), "eth_getTransactionReceipt", last) == "null" { // pre-confirmed on the sequencer first
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: transaction %s never pre-confirmed", round, last)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		for {
+			err := compareAll(urls, calls)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	// sealed reads are forwarded: identical to the upstream's
+	var head hexutil.Uint64
+	if err := rpcCall(seq.URL(), &head, "eth_blockNumber"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range [][]any{{"eth_getBlockByNumber", hexutil.Uint64(1), true}, {"eth_getBlockReceipts", hexutil.Uint64(1)}, {"eth_getHeaderByNumber", hexutil.Uint64(1)}} {
+		want := rawResult(seq.URL(), m[0].(string), m[1:]...)
+		for _, u := range urls[1:] {
+			if got := rawResult(u, m[0].(string), m[1:]...); got != want {
+				t.Fatalf("%s on %s: got %.200s want %.200s", m[0], u, got, want)
+			}
+		}
+	}
+
+	// the subscription delivered flashblocks
+	got := 0
+	for got < 3 {
+		_, msg, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("subscription: %v after %d messages", err, got)
+		}
+		if strings.Contains(string(msg), `"eth_subscription"`) {
+			got++
+		}
+	}
+
+	// upstream down: a clear error from forwarded calls; then recovery
+	up.down.Store(true)
+	res := rawResult(f2.URL(), "eth_getBlockByNumber", "latest", false)
+	if !strings.Contains(res, "upstream unavailable") {
+		t.Fatalf("with the upstream down: %s", res)
+	}
+	up.down.Store(false)
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.HasPrefix(rawResult(f2.URL(), "eth_getBlockByNumber", "latest", false), "error") {
+		if time.Now().After(deadline) {
+			t.Fatal("no recovery after the upstream came back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var st follower.Status
+	if err := rpcCall(f1.URL(), &st, "follower_status"); err != nil {
+		t.Fatal(err)
+	}
+	if st.Counters["published"] == 0 || st.Counters["block_hash_mismatch"] != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	t.Logf("follower1: latency %v, counters %v", st.LatencyMs, st.Counters)
+}

@@ -1,0 +1,86 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/preconf/preconf/api"
+	"github.com/preconf/preconf/feed"
+	"github.com/preconf/preconf/follower"
+	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/subscribe"
+	"github.com/preconf/preconf/wallet"
+	"github.com/preconf/preconf/web"
+)
+
+// NewFollow assembles a follow-mode node: no local chain; a follower
+// re-executes an upstream node's flashblocks feed and publishes the pending
+// state, pending-aware calls are answered locally (the same handlers as a
+// sequencing node, over the upstream as sealed chain), everything else is
+// forwarded to the upstream. The wallet, the web page, JSON-RPC over
+// websocket and a /flashblocks feed (so followers can be chained) are served
+// as by New (newHeads and logs subscriptions follow the upstream's heads).
+// cfg's chain, import and sequencer fields are ignored.
+func NewFollow(cfg Config, fcfg follower.Config) (*Node, error) {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	fcfg.Logger = logger
+	n := &Node{cfg: cfg, log: logger, Pending: new(pending.Source)}
+	f, err := follower.New(fcfg, n.Pending)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	err = f.CheckUpstream(ctx)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("cannot follow: %w", err)
+	}
+	n.Follower = f
+
+	local := rpc.NewServer(rpc.Options{BatchLimit: cfg.BatchLimit, Logger: logger})
+	methods := api.NewWithBackend(f.Backend(), n.Pending)
+	if cfg.Simulate != nil {
+		methods.SetSimulateOptions(*cfg.Simulate)
+	}
+	methods.Register(local)
+	local.Register("follower_status", func(context.Context, rpc.Params) (any, error) { return f.Status(), nil })
+	n.Subscriptions = subscribe.NewWithEvents(fcfg.Chain, f, n.Pending, logger)
+	n.Subscriptions.Register(local)
+	n.Subscriptions.Start()
+	n.OnClose(n.Subscriptions.Close)
+	n.RPC = rpc.NewServer(rpc.Options{BatchLimit: cfg.BatchLimit, Logger: logger})
+	f.Route(n.RPC, local)
+
+	n.mux = http.NewServeMux()
+	wcfg := cfg.Wallet
+	wcfg.DataDir, wcfg.NodeAddr, wcfg.Logger = cfg.DataDir, cfg.HTTPAddr, logger
+	wcfg.Self = wallet.SelfChain(fcfg.Chain.ChainID, wcfg.Self)
+	if n.Wallet, err = wallet.Open(wcfg); err != nil {
+		n.Close()
+		return nil, err
+	}
+	n.OnClose(n.Wallet.Close)
+	n.Wallet.Register(n.RPC)
+	n.Web = web.New(n.Wallet, logger)
+	n.Web.Mount(n.Handle)
+
+	streams := rpc.StreamOptions{Origins: cfg.CORSOrigins, Logger: logger}
+	n.WS = n.RPC.WSHandler(rpc.WSOptions{StreamOptions: streams, MaxMessage: cfg.MaxBody})
+	n.OnClose(n.WS.Close)
+	n.Handle("/ws", n.WS)
+	n.Feed = feed.New(n.Pending, streams)
+	n.Feed.Start()
+	n.OnClose(n.Feed.Close)
+	n.Handle("/flashblocks", n.Feed)
+
+	f.Start()
+	n.OnClose(f.Stop)
+	return n, nil
+}
