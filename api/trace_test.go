@@ -208,7 +208,8 @@ func TestTracePendingMatchesSealed(t *testing.T) {
 	pend.src.Publish(&pending.Snapshot{Parent: parent, Header: target.Header(), Txs: target.Transactions()})
 
 	number := hexutil.EncodeUint64(target.NumberU64())
-	for _, cfg := range traceConfigs {
+	// The struct logger, and tracers that read state before and after.
+	for _, cfg := range []map[string]any{traceConfigs[0], traceConfigs[3], traceConfigs[6], traceConfigs[10]} {
 		name := "structLogger"
 		if cfg != nil {
 			b, _ := json.Marshal(cfg)
@@ -232,6 +233,11 @@ func TestTracePendingMatchesSealed(t *testing.T) {
 			for i, tx := range target.Transactions() {
 				if perTx[i].TxHash != tx.Hash() {
 					t.Errorf("entry %d is %s, want %s", i, perTx[i].TxHash, tx.Hash())
+				}
+				// Each replays the transactions before it: the first, one
+				// in the middle and the last are enough.
+				if i != 0 && i != len(perTx)/2 && i != len(perTx)-1 {
+					continue
 				}
 				txWant := sealed.result(t, "debug_traceTransaction", withConfig([]any{tx.Hash()}, cfg)...)
 				if !bytes.Equal(txWant, perTx[i].Result) {
