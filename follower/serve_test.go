@@ -63,6 +63,10 @@ func pendingCalls(lastTx common.Hash) [][]any {
 		[]any{"eth_estimateGas", map[string]any{"from": from, "to": addrs[1], "value": "0x1"}, "pending"},
 		[]any{"eth_simulateV1", map[string]any{"blockStateCalls": []any{map[string]any{"calls": []any{map[string]any{"from": from, "to": store, "data": hexutil.Bytes(append(common.Hash{31: 3}.Bytes(), common.Hash{31: 7}.Bytes()...))}}}}}, "pending"},
 		[]any{"eth_chainId"},
+		[]any{"eth_getBlockByNumber", "pending", true},
+		[]any{"eth_getBlockReceipts", "pending"},
+		[]any{"eth_getBlockTransactionCountByNumber", "pending"},
+		[]any{"eth_getLogs", map[string]any{"fromBlock": "pending", "toBlock": "pending", "address": store}},
 	)
 	return calls
 }
