@@ -178,8 +178,10 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	}
 	// EIP-4788 beacon root and EIP-2935 parent hash system calls, as the
 	// block's builder runs them before its first transaction.
-	st.Prefetch([]common.Address{coinbase})
+	coinbaseFetched := make(chan struct{})
+	go func() { st.Prefetch([]common.Address{coinbase}); close(coinbaseFetched) }()
 	st.PrefetchStorage(systemSlots(header))
+	<-coinbaseFetched
 	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, e.config, evm, number, header.Time)
 	if err := upstreamErr(b); err != nil {
 		return nil, err
@@ -288,14 +290,12 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 	senders, err := e.recoverSenders(txs)
 	t1 := time.Now()
 	e.lastDecode.Store(int64(t1.Sub(t0)))
-	ferr := <-fetched
 	if err != nil {
+		<-fetched
 		return nil, err
 	}
-	if ferr != nil {
-		return nil, ferr
-	}
-	if err := b.base.Prefetch(senders); err != nil {
+	serr := b.base.Prefetch(senders) // while the recipients may still be in flight
+	if err := errors.Join(<-fetched, serr); err != nil {
 		return nil, err
 	}
 	t2 := time.Now()
