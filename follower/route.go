@@ -41,6 +41,7 @@ var localAlways = map[string]bool{
 // byTxHash are answered locally when the transaction is pre-confirmed.
 var byTxHash = map[string]bool{
 	"eth_getTransactionByHash": true, "eth_getTransactionReceipt": true, "eth_getRawTransactionByHash": true,
+	"debug_traceTransaction": true, // a pre-confirmed one is replayed in the pending block
 }
 
 // immutable answers are keyed by a block hash: cacheable once non-null.
