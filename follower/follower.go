@@ -225,16 +225,33 @@ func (f *Follower) setHead(h *remote.Head) {
 // ChainContext serves headers (by hash from a cache) for BLOCKHASH.
 func (f *Follower) ChainContext() *headers { return f.headers }
 
+// After a flashblock of a block whose parent the upstream did not have, the
+// head is polled every hurryInterval, hurryPolls times at most.
+const (
+	hurryInterval = 5 * time.Millisecond
+	hurryPolls    = 40
+)
+
 func (f *Follower) pollHeads(ctx context.Context) {
 	t := time.NewTicker(f.cfg.PollInterval)
 	defer t.Stop()
-	var last *remote.Head
+	var (
+		last  *remote.Head
+		hurry int // quick re-polls left: a flashblock announced a block the upstream may not have yet
+	)
 	for {
+		var soon <-chan time.Time
+		if hurry > 0 {
+			soon = time.After(hurryInterval)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-f.pollNow:
+			hurry = hurryPolls
+		case <-soon:
+			hurry--
 		}
 		h, err := f.client.HeadByNumber(ctx, "latest")
 		if err == nil && h == nil {
@@ -256,7 +273,7 @@ func (f *Follower) pollHeads(ctx context.Context) {
 		if last != nil && last.Header.Hash() == h.Header.Hash() {
 			continue
 		}
-		last = h
+		last, hurry = h, 0
 		select {
 		case f.events <- loopEvent{head: h}:
 		case <-ctx.Done():
