@@ -225,6 +225,10 @@ func (f *Follower) setHead(h *remote.Head) {
 // ChainContext serves headers (by hash from a cache) for BLOCKHASH.
 func (f *Follower) ChainContext() *headers { return f.headers }
 
+// slowFlashblock is the received → visible time above which a flashblock is
+// logged with its phase times.
+const slowFlashblock = 50 * time.Millisecond
+
 // After a flashblock of a block whose parent the upstream did not have, the
 // head is polled every hurryInterval, hurryPolls times at most.
 const (
@@ -354,6 +358,12 @@ func (f *Follower) syncPending() {
 		f.shown[s.PayloadID] = s.Index
 		d := time.Since(fb.Received)
 		f.lat.add(d)
+		if d > slowFlashblock {
+			e := f.exec
+			f.log.Info("slow flashblock", "number", s.Header.Number, "index", s.Index, "txs", s.NewTxs, "visible_after", d,
+				"decode", time.Duration(e.lastDecode.Load()), "prefetch", time.Duration(e.lastFetch.Load()),
+				"exec", time.Duration(e.lastExec.Load()), "snapshot", time.Duration(e.lastSnap.Load()))
+		}
 		if f.cfg.Observe != nil {
 			f.cfg.Observe(s, d)
 		}
