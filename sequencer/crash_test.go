@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,25 +30,45 @@ import (
 const crashPort = 58552
 
 type crashNode struct {
-	t    *testing.T
-	bin  string
-	dir  string
-	cmd  *exec.Cmd
-	url  string
-	http *http.Client
-	logs *os.File
+	t      *testing.T
+	bin    string
+	dir    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	url    string
+	http   *http.Client
+	logs   *os.File
 }
 
 func (n *crashNode) start() {
 	n.t.Helper()
+	// The port must be free: otherwise a stray process would answer for
+	// the node under test.
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", crashPort))
+	if err != nil {
+		n.t.Fatalf("port %d is busy: %v", crashPort, err)
+	}
+	ln.Close()
 	n.cmd = exec.Command(n.bin, "--datadir", n.dir, "--http.port", fmt.Sprint(crashPort),
 		"--block-time", "1s", "--flashblock-interval", "100ms", "--log.level", "info")
 	n.cmd.Stdout, n.cmd.Stderr = n.logs, n.logs
+	n.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	n.exited = exited
+	go func(cmd *exec.Cmd) {
+		cmd.Wait()
+		close(exited)
+	}(n.cmd)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
+		select {
+		case <-exited:
+			n.t.Fatalf("node exited at start; log in %s", n.logs.Name())
+		default:
+		}
 		if _, err := n.call("eth_blockNumber"); err == nil {
 			return
 		}
@@ -60,7 +82,16 @@ func (n *crashNode) start() {
 // kill sends SIGKILL: no shutdown code runs.
 func (n *crashNode) kill() {
 	n.cmd.Process.Kill()
-	n.cmd.Wait()
+	<-n.exited
+}
+
+func (n *crashNode) running() bool {
+	select {
+	case <-n.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 type rpcErr struct {
@@ -127,10 +158,20 @@ func TestCrashRecovery(t *testing.T) {
 		http: &http.Client{Timeout: 15 * time.Second}, logs: logs}
 	n.start()
 	defer func() {
-		if n.cmd.ProcessState == nil {
+		if n.running() {
 			n.kill()
 		}
 	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			if raw, err := os.ReadFile(logs.Name()); err == nil {
+				if len(raw) > 6000 {
+					raw = raw[len(raw)-6000:]
+				}
+				t.Logf("node log tail:\n%s", raw)
+			}
+		}
+	})
 
 	var keys []*ecdsa.PrivateKey
 	for _, k := range chain.DevKeys[:5] {
@@ -278,7 +319,11 @@ func waitPoolEmpty(t *testing.T, n *crashNode) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pool did not drain: %s %v", res, err)
+			content, _ := n.call("txpool_inspect")
+			if len(content) > 3000 {
+				content = content[:3000]
+			}
+			t.Fatalf("pool did not drain: %s %v\n%s", res, err, content)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -678,6 +678,14 @@ func (s *Sequencer) flush(root common.Hash) error {
 	if err := s.bc.TrieDB().Commit(root, false); err != nil {
 		return fmt.Errorf("flush state %v: %w", root, err)
 	}
+	// Flatten the state snapshot onto disk too: after a crash go-ethereum
+	// rewinds the head to the snapshot's disk layer (the in-memory diff
+	// layers are lost), which would otherwise drop sealed blocks.
+	if snaps := s.bc.Snapshots(); snaps != nil {
+		if err := snaps.Cap(root, 0); err != nil {
+			s.log.Debug("snapshot flatten", "root", root, "err", err)
+		}
+	}
 	if syncer, ok := s.chain.Database().(ethdb.KeyValueSyncer); ok {
 		if err := syncer.SyncKeyValue(); err != nil {
 			return fmt.Errorf("sync database: %w", err)
