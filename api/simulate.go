@@ -40,6 +40,9 @@ func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
 		return nil, err
 	}
 	base := simulate.Base{Parent: h, State: db}
+	if snap == nil || eng.Options().Roots == simulate.RootZero {
+		base.Prestate = db.Reader() // nothing written into db yet
+	}
 	if snap != nil {
 		base.Parent, base.Pending = snap.Parent, snap.Header
 		base.BlockTime = 1

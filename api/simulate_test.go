@@ -457,3 +457,62 @@ func TestSimulateCallResults(t *testing.T) {
 		t.Errorf("invalid-opcode result: %+v", inv)
 	}
 }
+
+// simThreeBlocks is the second bench bundle: a transfer, a contract call and
+// a transfer in three blocks.
+var simThreeBlocks = `{"blockStateCalls":[{"stateOverrides":{"0xc000000000000000000000000000000000000000":{"balance":"0xde0b6b3a7640000"}},"calls":[` +
+	`{"from":"0xc000000000000000000000000000000000000000","to":"0xc100000000000000000000000000000000000000","value":"0x3e8"}]},` +
+	`{"calls":[{"from":"0xc000000000000000000000000000000000000000","to":"` + "0x00000000000000000000000000000000000e0002" + `"}]},` +
+	`{"calls":[{"from":"0xc100000000000000000000000000000000000000","to":"0xc200000000000000000000000000000000000000","value":"0x1"}]}]}`
+
+func BenchmarkSimulateThreeBlocksLatestZero(b *testing.B) {
+	e := newPendingEnv(b, simulate.RootZero)
+	p := rpc.Params{json.RawMessage(simThreeBlocks), json.RawMessage(`"latest"`)}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.api.simulateV1(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Writing the system calls' effects directly (the default) must answer as
+// running the system contracts does — compared in compute mode, state roots
+// and requests hashes included — also when calls enter the request queues,
+// overrides rewrite them, or a precompile is moved onto one.
+func TestSystemCallsDirectMatchEVM(t *testing.T) {
+	from := chain.DevAccounts()[0].Hex()
+	wq, cq := params.WithdrawalQueueAddress.Hex(), params.ConsolidationQueueAddress.Hex()
+	// A withdrawal request: 48-byte pubkey and an 8-byte amount, paying the
+	// (minimum) fee of 1 wei.
+	withdrawal := `{"from":"` + from + `","to":"` + wq + `","value":"0x1","input":"0x` + strings.Repeat("ab", 48) + `0000000000000001"}`
+	slot := func(i int) string { return common.BigToHash(big.NewInt(int64(i))).Hex() }
+	inhibited := `"` + slot(0) + `":"0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"`
+	requests := []string{
+		`{"blockStateCalls":[{},{},{}]}`,
+		`{"blockStateCalls":[{"calls":[` + withdrawal + `]},{},{}]}`,
+		`{"blockStateCalls":[{"calls":[{"from":"` + from + `","to":"` + cq + `"}]},{}]}`,
+		`{"blockStateCalls":[{"stateOverrides":{"` + wq + `":{"stateDiff":{"` + slot(0) + `":"` + slot(7) + `","` + slot(1) + `":"` + slot(3) + `"}}}},{},{}]}`,
+		`{"blockStateCalls":[{"stateOverrides":{"` + cq + `":{"stateDiff":{` + inhibited + `}}}},{}]}`,
+		`{"blockStateCalls":[{"stateOverrides":{"0x0000000000000000000000000000000000000001":{"movePrecompileToAddress":"` + wq + `"}}},{}]}`,
+		// The precompile then runs at the queue's address instead of its code.
+		`{"blockStateCalls":[{"stateOverrides":{"` + wq + `":{"stateDiff":{"` + slot(0) + `":"` + slot(7) + `"}}}},` +
+			`{"stateOverrides":{"0x0000000000000000000000000000000000000001":{"movePrecompileToAddress":"` + wq + `"}}},{}]}`,
+	}
+	for _, ref := range []string{`"latest"`, `"pending"`} {
+		for i, req := range requests {
+			var answers [2]string
+			for j, evm := range []bool{false, true} {
+				e := newPendingEnv(t, simulate.RootCompute)
+				opts := simulate.DefaultOptions()
+				opts.Roots, opts.EVMSystemCalls = simulate.RootCompute, evm
+				e.api.SetSimulateOptions(opts)
+				answers[j] = mustCall(t, e.api.simulateV1, req, ref)
+			}
+			if answers[0] != answers[1] {
+				t.Errorf("%s request %d: direct system calls differ from the EVM's\ndirect %.400s\nevm    %.400s", ref, i, answers[0], answers[1])
+			}
+		}
+	}
+}

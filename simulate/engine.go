@@ -87,6 +87,11 @@ type Options struct {
 	Timeout time.Duration
 	// Roots is the state-root mode of simulated blocks.
 	Roots RootMode
+	// EVMSystemCalls runs the system contracts (beacon root, parent hash,
+	// request queues) in the EVM for every simulated block, as go-ethereum
+	// does, instead of writing their effects directly; slower, for
+	// cross-checking.
+	EVMSystemCalls bool
 }
 
 // DefaultOptions are go-ethereum's defaults with zero state roots.

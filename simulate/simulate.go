@@ -95,6 +95,11 @@ type Base struct {
 	Pending *types.Header
 	// BlockTime is the timestamp step between simulated blocks (0: 12 s).
 	BlockTime uint64
+	// Prestate, when set, reads exactly the state State starts from (its
+	// own reader, when no changes were written into it before): the engine
+	// may then read contracts nothing in the request touched from it
+	// without loading them into State.
+	Prestate state.Reader
 }
 
 type simulator struct {
@@ -107,6 +112,9 @@ type simulator struct {
 	budget         uint64
 	transfers      bool
 	validate       bool
+	// queueTouched: the withdrawal / consolidation queue contract may differ
+	// from the prestate (entered by a call, overridden, or written).
+	queueTouched [2]bool
 }
 
 // Simulate runs the blocks of req on base.State.
@@ -120,7 +128,7 @@ func (e *Engine) Simulate(ctx context.Context, req *Request, base Base) ([]*Bloc
 	ctx, cancel := e.withTimeout(ctx)
 	defer cancel()
 	s := &simulator{e: e, base: base, step: base.BlockTime, budget: e.opts.GasCap,
-		transfers: req.TraceTransfers, validate: req.Validation}
+		transfers: req.TraceTransfers, validate: req.Validation, evmSystemCalls: e.opts.EVMSystemCalls}
 	if s.step == 0 {
 		s.step = DefaultBlockTime
 	}
@@ -294,6 +302,9 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if err := b.StateOverrides.Apply(db, precompiles); err != nil {
 		return nil, err
 	}
+	for addr := range b.StateOverrides {
+		s.touch(addr)
+	}
 	poolGas := blockCtx.GasLimit
 	if pending && s.base.Pending.GasUsed < poolGas {
 		poolGas -= s.base.Pending.GasUsed
@@ -307,7 +318,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		receipts = make([]*types.Receipt, n)
 		res      = &BlockResult{Calls: make([]CallResult, n), Senders: make([]common.Address, n)}
 		access   *bal.ConstructionBlockAccessList // block access list: Amsterdam only
-		tracer   = newLogTracer(s.transfers, header.Number.Uint64(), header.Time)
+		tracer   = newLogTracer(s.transfers, header.Number.Uint64(), header.Time, s.touch)
 		hooked   = state.NewHookedState(db, tracer.hooks)
 		blobGas  uint64
 		allLogs  []*types.Log
@@ -319,7 +330,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	defer evm.Release()
 	evm.SetPrecompiles(precompiles)
 	if !pending {
-		access.Merge(s.preExecution(ctx, db, header, parent, parentHash, evm))
+		access.Merge(s.preExecution(ctx, db, header, parent, parentHash, evm, precompiles))
 	}
 	for i := range b.Calls {
 		if ctx.Err() != nil {
@@ -376,7 +387,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if cfg.IsCancun(header.Number, header.Time) {
 		header.BlobGasUsed = &blobGas
 	}
-	requests, postAccess, err := s.postExecution(ctx, db, header, allLogs, evm, uint32(n+1))
+	requests, postAccess, err := s.postExecution(ctx, db, header, allLogs, evm, uint32(n+1), precompiles)
 	if err != nil {
 		return nil, err
 	}

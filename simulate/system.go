@@ -55,10 +55,23 @@ var (
 	consolidationQueue = requestQueue{params.ConsolidationQueueAddress, consolidationCodeHash, 1}
 )
 
+// systemAddrs are the contracts whose calls may be written directly.
+var systemAddrs = [...]common.Address{params.BeaconRootsAddress, params.HistoryStorageAddress,
+	params.WithdrawalQueueAddress, params.ConsolidationQueueAddress}
+
 // native reports whether the system calls of a block may be written
-// directly.
-func (s *simulator) native(header *types.Header) bool {
-	return !s.evmSystemCalls && !s.e.config.IsAmsterdam(header.Number, header.Time)
+// directly: not past Osaka, and no precompile moved onto a system contract's
+// address (the EVM would run the precompile there).
+func (s *simulator) native(header *types.Header, precompiles vm.PrecompiledContracts) bool {
+	if s.evmSystemCalls || s.e.config.IsAmsterdam(header.Number, header.Time) {
+		return false
+	}
+	for _, a := range systemAddrs {
+		if _, ok := precompiles[a]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 // slotHash is i as a 32-byte big-endian word.
@@ -68,9 +81,9 @@ func slotHash(i uint64) (h common.Hash) {
 }
 
 // preExecution is core.PreExecution.
-func (s *simulator) preExecution(ctx context.Context, db *state.StateDB, header, parent *types.Header, parentHash common.Hash, evm *vm.EVM) *bal.ConstructionBlockAccessList {
+func (s *simulator) preExecution(ctx context.Context, db *state.StateDB, header, parent *types.Header, parentHash common.Hash, evm *vm.EVM, precompiles vm.PrecompiledContracts) *bal.ConstructionBlockAccessList {
 	cfg := s.e.config
-	if !s.native(header) || (header.ParentBeaconRoot != nil && db.GetCodeHash(params.BeaconRootsAddress) != beaconRootsCodeHash) ||
+	if !s.native(header, precompiles) || (header.ParentBeaconRoot != nil && db.GetCodeHash(params.BeaconRootsAddress) != beaconRootsCodeHash) ||
 		(cfg.IsPrague(header.Number, header.Time) && db.GetCodeHash(params.HistoryStorageAddress) != historyCodeHash) {
 		return core.PreExecution(ctx, header.ParentBeaconRoot, parent, cfg, evm, header.Number, header.Time)
 	}
@@ -86,39 +99,62 @@ func (s *simulator) preExecution(ctx context.Context, db *state.StateDB, header,
 }
 
 // postExecution is core.PostExecution.
-func (s *simulator) postExecution(ctx context.Context, db *state.StateDB, header *types.Header, logs []*types.Log, evm *vm.EVM, index uint32) ([][]byte, *bal.ConstructionBlockAccessList, error) {
+func (s *simulator) postExecution(ctx context.Context, db *state.StateDB, header *types.Header, logs []*types.Log, evm *vm.EVM, index uint32, precompiles vm.PrecompiledContracts) ([][]byte, *bal.ConstructionBlockAccessList, error) {
 	cfg := s.e.config
 	if !cfg.IsPrague(header.Number, header.Time) {
 		return nil, nil, nil
 	}
-	if !s.native(header) {
-		return core.PostExecution(ctx, cfg, header.Number, header.Time, logs, evm, index)
+	queues := [2]requestQueue{withdrawalQueue, consolidationQueue}
+	var slots [2]queueSlots
+	if s.native(header, precompiles) {
+		ok := true
+		for i, q := range queues {
+			var empty bool
+			slots[i], empty = s.readQueue(db, i, q)
+			ok = ok && empty
+		}
+		if ok {
+			requests := [][]byte{}
+			if err := core.ParseDepositLogs(&requests, logs, cfg); err != nil {
+				return nil, nil, err
+			}
+			for i, q := range queues {
+				if q.dequeueNone(db, slots[i]) {
+					s.queueTouched[i] = true
+				}
+			}
+			return requests, nil, nil
+		}
 	}
-	withdrawals, ok1 := withdrawalQueue.read(db)
-	consolidations, ok2 := consolidationQueue.read(db)
-	if !ok1 || !ok2 {
-		return core.PostExecution(ctx, cfg, header.Number, header.Time, logs, evm, index)
-	}
-	requests := [][]byte{}
-	if err := core.ParseDepositLogs(&requests, logs, cfg); err != nil {
-		return nil, nil, err
-	}
-	withdrawalQueue.dequeueNone(db, withdrawals)
-	consolidationQueue.dequeueNone(db, consolidations)
-	return requests, nil, nil
+	s.queueTouched = [2]bool{true, true}
+	return core.PostExecution(ctx, cfg, header.Number, header.Time, logs, evm, index)
 }
 
 // queueSlots are a queue contract's excess, count, head and tail slots.
 type queueSlots [4]common.Hash
 
-// read returns the queue's slots, and whether it holds the canonical code
-// and no requests (head == tail).
-func (q requestQueue) read(db *state.StateDB) (v queueSlots, empty bool) {
+// readQueue returns queue i's slots, and whether it holds the canonical code
+// and no requests (head == tail). While nothing in the request has touched
+// the queue, they are read from the prestate reader, which leaves the
+// contract out of the StateDB (no state object to build for a read).
+func (s *simulator) readQueue(db *state.StateDB, i int, q requestQueue) (v queueSlots, empty bool) {
+	if s.base.Prestate != nil && !s.queueTouched[i] {
+		acct, err := s.base.Prestate.Account(q.addr)
+		if err != nil || acct == nil || common.BytesToHash(acct.CodeHash) != q.codeHash {
+			return v, false
+		}
+		for j := range v {
+			if v[j], err = s.base.Prestate.Storage(q.addr, slotHash(uint64(j))); err != nil {
+				return v, false
+			}
+		}
+		return v, v[queueHeadSlot] == v[queueTailSlot]
+	}
 	if db.GetCodeHash(q.addr) != q.codeHash {
 		return v, false
 	}
-	for i := range v {
-		v[i] = db.GetState(q.addr, slotHash(uint64(i)))
+	for j := range v {
+		v[j] = db.GetState(q.addr, slotHash(uint64(j)))
 	}
 	return v, v[queueHeadSlot] == v[queueTailSlot]
 }
@@ -126,8 +162,9 @@ func (q requestQueue) read(db *state.StateDB) (v queueSlots, empty bool) {
 // dequeueNone is the system call on an empty queue whose slots are v: no
 // requests; the excess moves by this block's count against the target (an
 // inhibited excess counts as zero), the count resets, and head and tail
-// reset. Slots already holding their new value are left alone (same state).
-func (q requestQueue) dequeueNone(db *state.StateDB, v queueSlots) {
+// reset. Slots already holding their new value are left alone (same state);
+// wrote reports whether any changed.
+func (q requestQueue) dequeueNone(db *state.StateDB, v queueSlots) (wrote bool) {
 	excess := new(uint256.Int).SetBytes32(v[queueExcessSlot][:])
 	if excess.Eq(excessInhibitor) {
 		excess.Clear()
@@ -143,6 +180,19 @@ func (q requestQueue) dequeueNone(db *state.StateDB, v queueSlots) {
 	for i := range want {
 		if v[i] != want[i] {
 			db.SetState(q.addr, slotHash(uint64(i)), want[i])
+			wrote = true
 		}
+	}
+	return wrote
+}
+
+// touch marks the queues a call frame enters (only their own code can
+// change their storage) or state overrides name as touched.
+func (s *simulator) touch(addr common.Address) {
+	switch addr {
+	case params.WithdrawalQueueAddress:
+		s.queueTouched[0] = true
+	case params.ConsolidationQueueAddress:
+		s.queueTouched[1] = true
 	}
 }

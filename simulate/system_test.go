@@ -68,8 +68,8 @@ func TestSystemCallsNative(t *testing.T) {
 					s := &simulator{e: &Engine{config: cfg}, evmSystemCalls: useEVM}
 					coinbase := common.Address{}
 					evm := vm.NewEVM(core.NewEVMBlockContext(header, nil, &coinbase), db, cfg, vm.Config{})
-					s.preExecution(context.Background(), db, header, parent, parent.Hash(), evm)
-					reqs, _, err := s.postExecution(context.Background(), db, header, nil, evm, 1)
+					s.preExecution(context.Background(), db, header, parent, parent.Hash(), evm, nil)
+					reqs, _, err := s.postExecution(context.Background(), db, header, nil, evm, 1, nil)
 					if err != nil {
 						t.Fatal(err)
 					}

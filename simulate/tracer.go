@@ -28,11 +28,12 @@ type logTracer struct {
 	time      uint64
 	txHash    common.Hash
 	txIndex   uint
+	entered   func(common.Address) // told of every frame's callee
 	hooks     *tracing.Hooks
 }
 
-func newLogTracer(transfers bool, number, time uint64) *logTracer {
-	t := &logTracer{transfers: transfers, number: number, time: time}
+func newLogTracer(transfers bool, number, time uint64, entered func(common.Address)) *logTracer {
+	t := &logTracer{transfers: transfers, number: number, time: time, entered: entered}
 	t.hooks = &tracing.Hooks{OnEnter: t.enter, OnExit: t.exit, OnLog: t.log}
 	return t
 }
@@ -44,6 +45,9 @@ func (t *logTracer) startTx(hash common.Hash, index int) {
 
 func (t *logTracer) enter(_ int, typ byte, from, to common.Address, _ []byte, _ uint64, value *big.Int) {
 	t.frames = append(t.frames, nil)
+	if t.entered != nil {
+		t.entered(to)
+	}
 	op := vm.OpCode(typ)
 	if t.transfers && op != vm.DELEGATECALL && op != vm.CALLCODE && value != nil && value.Sign() > 0 {
 		t.add(TransferAddress, []common.Hash{TransferTopic, common.BytesToHash(from[:]), common.BytesToHash(to[:])},
