@@ -54,6 +54,10 @@ func NewShared(c *Client, mode Proofs) *Shared {
 // Mode is the proof mode in effect.
 func (s *Shared) Mode() Proofs { return Proofs(s.mode.Load()) }
 
+// maxEntries bounds the accounts (and, separately, the slots) one State
+// keeps; past it reads are answered without being kept.
+const maxEntries = 1 << 18
+
 // maxCodes bounds the code cache (entries); past it the cache is emptied.
 const maxCodes = 1 << 14
 
@@ -133,6 +137,11 @@ func (s *State) Account(addr common.Address) (*types.StateAccount, error) {
 		<-e.done
 		s.sh.Hits.Add(1)
 		return copyAccount(e.v), e.err
+	}
+	if len(s.accts) >= maxEntries { // full: answer without keeping it
+		s.mu.Unlock()
+		s.sh.Fetches.Add(1)
+		return s.fetchAccount(addr)
 	}
 	e = newEntry[*types.StateAccount]()
 	s.accts[addr] = e
@@ -232,7 +241,7 @@ func (s *State) Prefetch(addrs []common.Address) error {
 		entries []*entry[*types.StateAccount]
 	)
 	for _, a := range addrs {
-		if _, ok := s.accts[a]; ok {
+		if _, ok := s.accts[a]; ok || len(s.accts) >= maxEntries {
 			continue
 		}
 		e := newEntry[*types.StateAccount]()
@@ -330,7 +339,7 @@ func (s *State) PrefetchStorage(want map[common.Address][]common.Hash) error {
 		j := &job{addr: a}
 		for _, k := range slots {
 			key := slotKey{a, k}
-			if _, ok := s.slots[key]; ok {
+			if _, ok := s.slots[key]; ok || len(s.slots) >= maxEntries {
 				continue
 			}
 			e := newEntry[common.Hash]()
@@ -341,7 +350,7 @@ func (s *State) PrefetchStorage(want map[common.Address][]common.Hash) error {
 		if len(j.slots) == 0 {
 			continue
 		}
-		if _, ok := s.accts[a]; !ok {
+		if _, ok := s.accts[a]; !ok && len(s.accts) < maxEntries {
 			j.acct = newEntry[*types.StateAccount]()
 			s.accts[a] = j.acct
 		}
@@ -436,6 +445,11 @@ func (s *State) Storage(addr common.Address, slot common.Hash) (common.Hash, err
 		<-e.done
 		s.sh.Hits.Add(1)
 		return e.v, e.err
+	}
+	if len(s.slots) >= maxEntries {
+		s.mu.Unlock()
+		s.sh.Fetches.Add(1)
+		return s.fetchSlot(addr, slot)
 	}
 	e = newEntry[common.Hash]()
 	s.slots[k] = e
