@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // startFast serves s with ServeFast (the fallback routes "/" to the same
@@ -274,5 +276,40 @@ func TestServeFastClose(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeFast still running after Close")
+	}
+}
+
+// A websocket upgrade is handed to net/http, hijacked there and served as
+// JSON-RPC; plain POSTs on other connections keep the fast path.
+func TestServeFastWebSocketHandoff(t *testing.T) {
+	s := testServer()
+	ws := s.WSHandler(WSOptions{})
+	defer ws.Close()
+	addr, _ := startFast(t, s, HTTPOptions{Other: ws})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+addr+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":3,"method":"test_add","params":[2,5]}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, msg, err := c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(msg) != `{"jsonrpc":"2.0","id":3,"result":7}` {
+		t.Fatalf("websocket answer %s", msg)
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	resp := rawExchange(t, conn, bufio.NewReader(conn), post(`{"jsonrpc":"2.0","id":1,"method":"test_add","params":[1,1]}`))
+	if b := readBody(t, resp); b != `{"jsonrpc":"2.0","id":1,"result":2}` {
+		t.Fatalf("POST answer %s", b)
 	}
 }
