@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +185,17 @@ func TestFollowNodesServeTheInterface(t *testing.T) {
 			t.Fatal("no recovery after the upstream came back")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := http.Get(f1.URL() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"preconf_follower_accepted ", "preconf_follower_feed_connected 1", `preconf_follower_visible_latency_ms{quantile="p99"}`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Fatalf("/metrics lacks %q:\n%s", want, metrics)
+		}
 	}
 	var st follower.Status
 	if err := rpcCall(f1.URL(), &st, "follower_status"); err != nil {

@@ -79,6 +79,7 @@ func NewFollow(cfg Config, fcfg follower.Config) (*Node, error) {
 	n.Feed.Start()
 	n.OnClose(n.Feed.Close)
 	n.Handle("/flashblocks", n.Feed)
+	n.Handle("/metrics", f.MetricsHandler())
 
 	f.Start()
 	n.OnClose(f.Stop)
