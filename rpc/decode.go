@@ -1,6 +1,8 @@
 package rpc
 
 import (
+	"bytes"
+	"encoding"
 	"encoding/json"
 	"reflect"
 )
@@ -338,4 +340,38 @@ func trimJSONSpace(b []byte) []byte {
 		b = b[:n-1]
 	}
 	return b
+}
+
+// appendText writes v as encoding/json would when v is an
+// encoding.TextMarshaler (and not a json.Marshaler) whose text needs no
+// escaping — the hex quantities, hashes and addresses most methods return —
+// without reflection. It reports false, writing nothing, for anything else.
+func appendText(buf *bytes.Buffer, v any) bool {
+	if !fastDecode {
+		return false
+	}
+	tm, ok := v.(encoding.TextMarshaler)
+	if !ok {
+		return false
+	}
+	if _, ok := v.(json.Marshaler); ok {
+		return false
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return false // encoding/json writes null
+	}
+	text, err := tm.MarshalText()
+	if err != nil {
+		return false // encoding/json reports it
+	}
+	for _, c := range text {
+		// encoding/json escapes these (HTML-safe by default).
+		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	buf.WriteByte('"')
+	buf.Write(text)
+	buf.WriteByte('"')
+	return true
 }

@@ -1,10 +1,12 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"reflect"
 	"strings"
 	"testing"
@@ -174,5 +176,48 @@ func TestDecodeValueMatchesUnmarshal(t *testing.T) {
 	var addr *common.Address
 	if err := decodeValue([]byte(`"0x1"`), addr); err == nil || !strings.Contains(err.Error(), "nil") {
 		t.Errorf("nil target: %v", err)
+	}
+}
+
+type textVal string
+
+func (t textVal) MarshalText() ([]byte, error) { return []byte(t), nil }
+
+type bothVal string
+
+func (b bothVal) MarshalText() ([]byte, error) { return []byte("text"), nil }
+func (b bothVal) MarshalJSON() ([]byte, error) { return []byte(`{"json":true}`), nil }
+
+type failText struct{}
+
+func (failText) MarshalText() ([]byte, error) { return nil, errors.New("no text") }
+
+// Results written by appendText are byte-for-byte encoding/json's.
+func TestAppendTextMatchesMarshal(t *testing.T) {
+	var nilBig *hexutil.Big
+	for _, v := range []any{
+		hexutil.Uint64(0), hexutil.Uint64(0x1234), hexutil.Uint(7), (*hexutil.Big)(big.NewInt(1337)), nilBig,
+		common.HexToHash("0xabc"), common.HexToAddress("0x00000000000000000000000000000000000000aa"),
+		hexutil.Bytes{}, hexutil.Bytes{1, 2, 3}, textVal("plain"), textVal("a<b"), textVal(`q"`), textVal("é"),
+		textVal(""), bothVal("x"), failText{}, 5, "s", true, []int{1},
+	} {
+		var fast bytes.Buffer
+		ok := appendText(&fast, v)
+		want, err := json.Marshal(v)
+		if !ok {
+			if fast.Len() != 0 {
+				t.Errorf("%T %v: wrote %q without taking it", v, v, fast.Bytes())
+			}
+			continue
+		}
+		if err != nil || fast.String() != string(want) {
+			t.Errorf("%T %v: %s, encoding/json %s (%v)", v, v, fast.Bytes(), want, err)
+		}
+	}
+	// The common result types do take the fast path.
+	for _, v := range []any{hexutil.Uint64(1), common.Hash{}, (*hexutil.Big)(big.NewInt(1))} {
+		if !appendText(new(bytes.Buffer), v) {
+			t.Errorf("%T not taken", v)
+		}
 	}
 }

@@ -286,6 +286,9 @@ func writeResult(buf *bytes.Buffer, id json.RawMessage, result any) {
 	case nil:
 		buf.WriteString("null")
 	default:
+		if appendText(buf, r) {
+			break
+		}
 		enc, err := json.Marshal(r)
 		if err != nil {
 			buf.Truncate(mark)
