@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/preconf/preconf/api"
@@ -13,8 +12,6 @@ import (
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/subscribe"
-	"github.com/preconf/preconf/wallet"
-	"github.com/preconf/preconf/web"
 )
 
 // NewFollow assembles a follow-mode node: no local chain; a follower
@@ -58,18 +55,10 @@ func NewFollow(cfg Config, fcfg follower.Config) (*Node, error) {
 	n.RPC = rpc.NewServer(rpc.Options{BatchLimit: cfg.BatchLimit, Logger: logger})
 	f.Route(n.RPC, local)
 
-	n.mux = http.NewServeMux()
-	wcfg := cfg.Wallet
-	wcfg.DataDir, wcfg.NodeAddr, wcfg.Logger = cfg.DataDir, cfg.HTTPAddr, logger
-	wcfg.Self = wallet.SelfChain(fcfg.Chain.ChainID, wcfg.Self)
-	if n.Wallet, err = wallet.Open(wcfg); err != nil {
+	if err := n.startWallet(fcfg.Chain.ChainID); err != nil {
 		n.Close()
 		return nil, err
 	}
-	n.OnClose(n.Wallet.Close)
-	n.Wallet.Register(n.RPC)
-	n.Web = web.New(n.Wallet, logger)
-	n.Web.Mount(n.Handle)
 
 	streams := rpc.StreamOptions{Origins: cfg.CORSOrigins, Logger: logger}
 	n.WS = n.RPC.WSHandler(rpc.WSOptions{StreamOptions: streams, MaxMessage: cfg.MaxBody})

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -111,24 +112,35 @@ func New(cfg Config) (*Node, error) {
 		methods.SetSimulateOptions(*cfg.Simulate)
 	}
 	methods.Register(n.RPC)
-	n.mux = http.NewServeMux()
-	wcfg := cfg.Wallet
-	wcfg.DataDir, wcfg.NodeAddr, wcfg.Logger = cfg.DataDir, cfg.HTTPAddr, logger
-	wcfg.Self = wallet.SelfChain(c.Config().ChainID, wcfg.Self)
-	if n.Wallet, err = wallet.Open(wcfg); err != nil {
+	if err := n.startWallet(c.Config().ChainID); err != nil {
 		n.Close()
 		return nil, err
 	}
-	n.OnClose(n.Wallet.Close)
-	n.Wallet.Register(n.RPC)
-	n.Web = web.New(n.Wallet, logger)
-	n.Web.Mount(n.Handle)
 	n.startStreaming()
 	if err := n.startSequencer(); err != nil {
 		n.Close()
 		return nil, err
 	}
 	return n, nil
+}
+
+// startWallet opens the wallet for the chain with id chainID and mounts the
+// web page (both kinds of node have them).
+func (n *Node) startWallet(chainID *big.Int) error {
+	n.mux = http.NewServeMux()
+	wcfg := n.cfg.Wallet
+	wcfg.DataDir, wcfg.NodeAddr, wcfg.Logger = n.cfg.DataDir, n.cfg.HTTPAddr, n.log
+	wcfg.Self = wallet.SelfChain(chainID, wcfg.Self)
+	w, err := wallet.Open(wcfg)
+	if err != nil {
+		return err
+	}
+	n.Wallet = w
+	n.OnClose(n.Wallet.Close)
+	n.Wallet.Register(n.RPC)
+	n.Web = web.New(n.Wallet, n.log)
+	n.Web.Mount(n.Handle)
+	return nil
 }
 
 // startSequencer starts block production when BlockTime > 0 (after WAL
