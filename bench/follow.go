@@ -90,32 +90,11 @@ func measureFollow(o options, log io.Writer) (*followReport, error) {
 	if fo.Flashblocks <= 0 || fo.Txs <= 0 {
 		return nil, fmt.Errorf("-follow-flashblocks and -follow-txs must be positive")
 	}
-	repo, err := repoRoot()
+	e, bin, seq, stop, err := sequencingNode(o, log, "preconf-follow-")
 	if err != nil {
 		return nil, err
 	}
-	if !filepath.IsAbs(o.Out) {
-		o.Out = filepath.Join(repo, o.Out)
-	}
-	work, err := os.MkdirTemp("", "preconf-follow-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(work)
-	e := &env{repo: repo, cache: o.Cache, work: work, genesis: filepath.Join(work, "genesis.json"), sequencer: true, log: log}
-	if err := writeGenesis(e.genesis); err != nil {
-		return nil, err
-	}
-	kind := nodeKinds["preconf"]
-	bin, err := kind.install(e)
-	if err != nil {
-		return nil, err
-	}
-	seq, err := startNode(e, kind, bin, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer seq.stop()
+	defer stop()
 	followKind := nodeKind{Name: "preconf-follow", Port: portFollower, args: func(e *env, dir string) []string {
 		return []string{"follow", "--upstream", "http://" + seq.addr, "--flashblocks", "ws://" + seq.addr + "/flashblocks",
 			"--genesis", e.genesis, "--datadir", dir, "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(portFollower), "--log.level", "warn"}
@@ -220,6 +199,36 @@ func measureFollow(o options, log io.Writer) (*followReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// sequencingNode builds preconf and starts it with its sequencer (2 s
+// blocks, 200 ms flashblocks) in a fresh scratch dir named by prefix; stop
+// ends the node and removes the dir.
+func sequencingNode(o options, log io.Writer, prefix string) (e *env, bin string, n *runningNode, stop func(), err error) {
+	repo, err := repoRoot()
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	work, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	fail := func(err error) (*env, string, *runningNode, func(), error) {
+		os.RemoveAll(work)
+		return nil, "", nil, nil, err
+	}
+	e = &env{repo: repo, cache: o.Cache, work: work, genesis: filepath.Join(work, "genesis.json"), sequencer: true, log: log}
+	if err := writeGenesis(e.genesis); err != nil {
+		return fail(err)
+	}
+	kind := nodeKinds["preconf"]
+	if bin, err = kind.install(e); err != nil {
+		return fail(err)
+	}
+	if n, err = startNode(e, kind, bin, 0); err != nil {
+		return fail(err)
+	}
+	return e, bin, n, func() { n.stop(); os.RemoveAll(work) }, nil
 }
 
 // feedWatcher records when each flashblock arrives on a /flashblocks feed.

@@ -103,32 +103,11 @@ func measureLatency(o options, log io.Writer) (*latencyReport, error) {
 	if lo.Txs <= 0 || lo.Rate <= 0 || lo.Duration <= 0 || lo.Window <= 0 {
 		return nil, errors.New("-latency-txs, -latency-rate, -latency-duration and -latency-window must be positive")
 	}
-	repo, err := repoRoot()
+	_, _, n, stop, err := sequencingNode(o, log, "preconf-latency-")
 	if err != nil {
 		return nil, err
 	}
-	if !filepath.IsAbs(o.Out) {
-		o.Out = filepath.Join(repo, o.Out)
-	}
-	work, err := os.MkdirTemp("", "preconf-latency-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(work)
-	e := &env{repo: repo, cache: o.Cache, work: work, genesis: filepath.Join(work, "genesis.json"), sequencer: true, log: log}
-	if err := writeGenesis(e.genesis); err != nil {
-		return nil, err
-	}
-	kind := nodeKinds["preconf"]
-	bin, err := kind.install(e)
-	if err != nil {
-		return nil, err
-	}
-	n, err := startNode(e, kind, bin, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer n.stop()
+	defer stop()
 	rep := &latencyReport{Started: time.Now().UTC(), Host: hostInfo(), Options: lo, Version: n.version()}
 
 	w, err := watchPreconfirmations(n.addr)
