@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"sync"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -27,10 +27,7 @@ type Backend struct {
 
 	blocks   *lru[common.Hash, *types.Block]
 	receipts *lru[common.Hash, types.Receipts]
-	genesis  struct {
-		once sync.Once
-		b    *types.Block
-	}
+	genesis  atomic.Pointer[types.Block]
 }
 
 // Backend returns the follower's sealed-chain reader.
@@ -48,12 +45,18 @@ func (b *Backend) Config() *params.ChainConfig { return b.f.cfg.Chain }
 
 // Genesis is block 0 (nil while the upstream cannot be asked).
 func (b *Backend) Genesis() *types.Block {
-	b.genesis.once.Do(func() {
-		if h := b.HeaderByNumber(0); h != nil {
-			b.genesis.b = b.BlockByHash(h.Hash())
-		}
-	})
-	return b.genesis.b
+	if g := b.genesis.Load(); g != nil {
+		return g
+	}
+	h := b.HeaderByNumber(0)
+	if h == nil {
+		return nil
+	}
+	g := b.BlockByHash(h.Hash())
+	if g != nil {
+		b.genesis.Store(g)
+	}
+	return g
 }
 
 // Head is the latest canonical header seen on the upstream.
