@@ -249,6 +249,9 @@ func newSender(t *testing.T, url string, chainID *big.Int, keys int) *sender {
 	return s
 }
 
+// keys0 is the first key's address.
+func (s *sender) keys0() common.Address { return crypto.PubkeyToAddress(s.keys[0].PublicKey) }
+
 // send submits one transaction from key i: a transfer to a fresh-ish
 // address, or a storage write on the store contract.
 func (s *sender) send(i int, storeWrite bool, n uint64) error {

@@ -146,6 +146,47 @@ func TestFollowNodesServeTheInterface(t *testing.T) {
 		}
 	}
 
+	// the follower's sealed-chain backend agrees with the sequencer's chain
+	waitFor(t, "a sealed block with transactions", 30*time.Second, func() bool {
+		for n := uint64(1); n <= seq.Chain.Head().Number.Uint64(); n++ {
+			if len(seq.Chain.BlockByNumber(n).Transactions()) > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	be := f1.Follower.Backend()
+	if g := be.Genesis(); g == nil || g.Hash() != seq.Chain.Genesis().Hash() {
+		t.Fatalf("genesis %v", g)
+	}
+	for n := uint64(1); n <= seq.Chain.Head().Number.Uint64(); n++ {
+		want := seq.Chain.BlockByNumber(n)
+		got := be.BlockByNumber(n)
+		if got == nil || got.Hash() != want.Hash() || !be.IsCanonical(got.Header()) || be.HeaderByHash(want.Hash()) == nil {
+			t.Fatalf("block %d: %v", n, got)
+		}
+		wr, gr := seq.Chain.Receipts(want), be.Receipts(got)
+		if len(wr) != len(gr) {
+			t.Fatalf("block %d: %d receipts, want %d", n, len(gr), len(wr))
+		}
+		for i := range wr {
+			a, _ := json.Marshal(wr[i])
+			b, _ := json.Marshal(gr[i])
+			if string(a) != string(b) {
+				t.Fatalf("block %d receipt %d:\n got %s\nwant %s", n, i, b, a)
+			}
+			tx, bh, num, idx, ok := be.TxLookup(wr[i].TxHash)
+			if !ok || tx.Hash() != wr[i].TxHash || bh != want.Hash() || num != n || idx != uint64(i) {
+				t.Fatalf("tx lookup %s: %v %s %d %d", wr[i].TxHash, ok, bh, num, idx)
+			}
+		}
+	}
+	if r, err := be.StateReader(be.Head().Root); err != nil {
+		t.Fatal(err)
+	} else if a, err := r.Account(s.keys0()); err != nil || a == nil {
+		t.Fatalf("state reader: %v %v", a, err)
+	}
+
 	// sealed reads are forwarded: identical to the upstream's
 	var head hexutil.Uint64
 	if err := rpcCall(seq.URL(), &head, "eth_blockNumber"); err != nil {
