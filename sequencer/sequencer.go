@@ -80,6 +80,9 @@ type Sequencer struct {
 
 	// Owned by the sequencer goroutine (and by Start before it runs).
 	blk *openBlock
+	// prevLogged are the WAL records (flashblocks and seal) of the last
+	// sealed block, kept through one more rotation: see flush.
+	prevLogged []*record
 
 	waitMu  sync.Mutex
 	waiters map[common.Hash][]chan struct{}
@@ -620,8 +623,9 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	if want != nil && *want != hash {
 		s.log.Error("replayed block differs from the one sealed before the crash", "number", header.Number, "was", *want, "now", hash)
 	}
+	sealRec := &record{Kind: recSeal, Number: header.Number.Uint64(), Parent: header.ParentHash, Hash: hash}
 	if want == nil && s.wal != nil {
-		if err := s.wal.Append(&record{Kind: recSeal, Number: header.Number.Uint64(), Parent: header.ParentHash, Hash: hash}); err != nil {
+		if err := s.wal.Append(sealRec); err != nil {
 			return common.Hash{}, err
 		}
 	}
@@ -630,6 +634,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 		return common.Hash{}, err
 	}
 	b.evm.Release()
+	s.prevLogged = append(b.logged, sealRec)
 	s.blk = nil
 	n := block.NumberU64()
 	s.chain.SetSafe(s.lagged(n, s.cfg.SafeLag))
@@ -678,11 +683,14 @@ func (s *Sequencer) flush(root common.Hash) error {
 	if err := s.bc.TrieDB().Commit(root, false); err != nil {
 		return fmt.Errorf("flush state %v: %w", root, err)
 	}
-	// Flatten the state snapshot onto disk too: after a crash go-ethereum
-	// rewinds the head to the snapshot's disk layer (the in-memory diff
-	// layers are lost), which would otherwise drop sealed blocks.
+	// Flatten the state snapshot onto disk up to the parent: when a crash
+	// leaves the head without state, go-ethereum rewinds to the snapshot's
+	// disk layer (its in-memory diff layers are lost), so that layer must
+	// not lag behind what the WAL still holds. It stays one block behind
+	// (so readers of this block's layer keep a live parent), and the WAL
+	// keeps this block's records until the next rotation (walContent).
 	if snaps := s.bc.Snapshots(); snaps != nil {
-		if err := snaps.Cap(root, 0); err != nil {
+		if err := snaps.Cap(root, 1); err != nil {
 			s.log.Debug("snapshot flatten", "root", root, "err", err)
 		}
 	}
@@ -696,7 +704,9 @@ func (s *Sequencer) flush(root common.Hash) error {
 }
 
 // walContent is what the WAL must hold after a rotation: the admission
-// records of every pooled transaction, then the open block's flashblocks.
+// records of every pooled transaction, the last sealed block's records (in
+// case go-ethereum's crash repair rewinds to its parent) and the open
+// block's flashblocks.
 func (s *Sequencer) walContent() []*record {
 	all := s.pool.All()
 	out := make([]*record, 0, len(all))
@@ -707,6 +717,7 @@ func (s *Sequencer) walContent() []*record {
 		}
 		out = append(out, &record{Kind: recAdmit, Txs: [][]byte{raw}})
 	}
+	out = append(out, s.prevLogged...)
 	if s.blk != nil {
 		out = append(out, s.blk.logged...)
 	}

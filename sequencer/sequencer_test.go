@@ -44,6 +44,21 @@ type harness struct {
 
 func newHarness(t *testing.T, dir string, blockTime time.Duration) *harness {
 	t.Helper()
+	h := newHarnessCfg(t, dir, blockTime)
+	if err := h.seq.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// newHarnessNoStart opens the chain and a sequencer without starting it.
+func newHarnessNoStart(t *testing.T, dir string) *harness {
+	t.Helper()
+	return newHarnessCfg(t, dir, testBlockTime)
+}
+
+func newHarnessCfg(t *testing.T, dir string, blockTime time.Duration) *harness {
+	t.Helper()
 	c, err := chain.Open(chain.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -58,9 +73,6 @@ func newHarness(t *testing.T, dir string, blockTime time.Duration) *harness {
 		cfg.WALPath = dir + "/sequencer/flashblocks.wal"
 	}
 	if h.seq, err = New(cfg, c, h.src); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.seq.Start(); err != nil {
 		t.Fatal(err)
 	}
 	return h

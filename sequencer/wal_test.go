@@ -135,3 +135,43 @@ func TestRecoverPending(t *testing.T) {
 		t.Errorf("nonce %d, want 2", st.GetNonce(from))
 	}
 }
+
+// TestRecoverAfterRewind: go-ethereum's crash repair can rewind the head to
+// the snapshot's disk layer, one block behind the last flushed one. The WAL
+// keeps that block's records through one rotation, so the block is sealed
+// again with the same hash and the pending block resumes on top of it.
+func TestRecoverAfterRewind(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, dir, testBlockTime)
+	h.waitFor("block 1", func() bool { return h.chain.Head().Number.Uint64() >= 1 })
+	var last *types.Transaction
+	for i := 0; i < 20; i++ {
+		last = h.transfer(i%3, common.BigToAddress(big.NewInt(int64(900+i))), 1)
+	}
+	h.waitFor("sealing", func() bool { return h.sealed(last) })
+	h.stop()
+
+	// Reopen the chain alone and rewind one block, as the repair would.
+	h2 := newHarnessNoStart(t, dir)
+	head := h2.chain.Head()
+	if head.Number.Uint64() < 2 {
+		t.Fatalf("head %d too low", head.Number)
+	}
+	if err := h2.chain.BlockChain().SetHead(head.Number.Uint64() - 1); err != nil {
+		t.Fatal(err)
+	}
+	if h2.chain.Head().Number.Uint64() != head.Number.Uint64()-1 {
+		t.Fatalf("rewind failed: head %d", h2.chain.Head().Number)
+	}
+	if err := h2.seq.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer h2.stop()
+	h2.waitFor("re-sealed head", func() bool { return h2.chain.Head().Number.Cmp(head.Number) >= 0 })
+	if got := h2.chain.HeaderByNumber(head.Number.Uint64()); got.Hash() != head.Hash() {
+		t.Fatalf("block %d re-sealed as %v, was %v", head.Number, got.Hash(), head.Hash())
+	}
+	if !h2.sealed(last) {
+		t.Error("transaction of the rewound block missing")
+	}
+}
