@@ -98,7 +98,7 @@ func compareAll(urls []string, calls [][]any) error {
 func TestFollowNodesServeTheInterface(t *testing.T) {
 	seq, feedURL := sequencerNode(t, time.Second, 100*time.Millisecond)
 	up := newSwitchProxy(t, seq.URL())
-	f1 := followNode(t, seq.URL(), feedURL, seq)
+	f1 := followNode(t, seq.URL(), feedURL+"?replay=block", seq)
 	f2 := followNode(t, up.srv.URL, feedURL+"?compress=brotli", seq)
 	urls := []string{seq.URL(), f1.URL(), f2.URL()}
 
@@ -241,6 +241,9 @@ func TestFollowNodesServeTheInterface(t *testing.T) {
 	var st follower.Status
 	if err := rpcCall(f1.URL(), &st, "follower_status"); err != nil {
 		t.Fatal(err)
+	}
+	if st.Counters["unknown"] != 0 || st.Counters["gap"] != 0 { // ?replay=block: the current block from its index 0
+		t.Errorf("follower with replay saw unknown/gap flashblocks: %v", st.Counters)
 	}
 	if st.Counters["published"] == 0 || st.Counters["block_hash_mismatch"] != 0 {
 		t.Fatalf("status %+v", st)
