@@ -2,6 +2,7 @@ package follower_test
 
 import (
 	"fmt"
+	"math/big"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -9,8 +10,12 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/follower"
+	"github.com/preconf/preconf/follower/feed"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/pending"
 )
@@ -308,4 +313,77 @@ var freshN atomic.Uint64
 func freshAddress() common.Address {
 	n := freshN.Add(1)
 	return common.Address{0xfe, byte(n >> 8), 19: byte(n)}
+}
+
+// TestReorgWhenSealedBlockDiffers injects, through the feed proxy, a valid
+// transaction the sequencer never includes into one flashblock: the
+// follower pre-confirms it, then sees the sealed block without it, counts a
+// reorg, drops it, and matches the sequencer again on the next blocks.
+func TestReorgWhenSealedBlockDiffers(t *testing.T) {
+	n, feedURL := sequencerNode(t, time.Second, 100*time.Millisecond)
+	seq := record(t, n.Pending)
+	proxy := newFaultProxy(t, feedURL)
+	f, src := startFollower(t, n, n.URL(), proxy.url())
+	s := newSender(t, n.URL(), n.Chain.Config().ChainID, 4)
+	stop := make(chan struct{})
+	wg := traffic(t, s, stop)
+	defer func() { close(stop); wg.Wait() }()
+
+	// a transfer from dev key 9, which the traffic never uses
+	key, _ := crypto.HexToECDSA(chain.DevKeys[9])
+	outsider := crypto.PubkeyToAddress(key.PublicKey)
+	to := common.Address{0x0e}
+	tx := types.MustSignNewTx(key, types.LatestSignerForChainID(n.Chain.Config().ChainID), &types.DynamicFeeTx{
+		ChainID: n.Chain.Config().ChainID, Nonce: 0, GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(50e9), Gas: 21000, To: &to, Value: big.NewInt(1),
+	})
+	raw, _ := tx.MarshalBinary()
+	waitFor(t, "a first pending block", 30*time.Second, func() bool { return src.Current() != nil })
+	var injected atomic.Bool
+	proxy.setMutate(func(data []byte) []byte {
+		fb, err := feed.Decode(data)
+		if err != nil || fb.Index == 0 || injected.Load() {
+			return data
+		}
+		fb.Diff.Transactions = append(fb.Diff.Transactions, raw)
+		out, err := feed.Encode(fb)
+		if err != nil {
+			return data
+		}
+		injected.Store(true)
+		return out
+	})
+	nonceAt := func(s *pending.Snapshot) uint64 {
+		a, err := s.State.Account(outsider)
+		if err != nil || a == nil {
+			return 0
+		}
+		return a.Nonce
+	}
+	var injectedIn uint64
+	waitFor(t, "the injected transaction to be pre-confirmed on the follower", 30*time.Second, func() bool {
+		cur := src.Current()
+		if cur != nil && nonceAt(cur) == 1 {
+			injectedIn = cur.Header.Number.Uint64()
+			return true
+		}
+		return false
+	})
+	proxy.setMutate(nil)
+	waitFor(t, "a reorg to be counted", 30*time.Second, func() bool { return f.Status().Counters["reorg"] >= 1 })
+	if sealed := n.Chain.HeaderByNumber(injectedIn); sealed == nil {
+		t.Fatalf("block %d not sealed at reorg time", injectedIn)
+	}
+	// From the next block on, the follower matches the sequencer again and
+	// the injected transaction is gone.
+	c := check(t, "follower", src, seq)
+	waitFor(t, "the follower to match the sequencer after the reorg", 60*time.Second, func() bool {
+		cur := src.Current()
+		return c.withTxs.Load() >= 5 && cur != nil && cur.Header.Number.Uint64() > injectedIn && nonceAt(cur) == 0
+	})
+	for _, err := range c.errors() {
+		if !strings.Contains(err.Error(), fmt.Sprintf("block %d ", injectedIn)) {
+			t.Error(err)
+		}
+	}
+	t.Logf("injected into block %d; counters %v", injectedIn, f.Status().Counters)
 }

@@ -75,6 +75,7 @@ type faultProxy struct {
 	mu     sync.Mutex
 	conns  map[*websocket.Conn]struct{}
 	fault  func(n int) string // "", "drop", "dup", "hold" (sent after the next frame)
+	mutate func(data []byte) []byte
 	frames atomic.Int64
 	refuse atomic.Bool
 }
@@ -91,6 +92,12 @@ func (p *faultProxy) url() string { return "ws" + strings.TrimPrefix(p.srv.URL, 
 func (p *faultProxy) setFault(f func(n int) string) {
 	p.mu.Lock()
 	p.fault = f
+	p.mu.Unlock()
+}
+
+func (p *faultProxy) setMutate(m func([]byte) []byte) {
+	p.mu.Lock()
+	p.mutate = m
 	p.mu.Unlock()
 }
 
@@ -144,11 +151,14 @@ func (p *faultProxy) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		n := int(p.frames.Add(1))
 		p.mu.Lock()
-		f := p.fault
+		f, m := p.fault, p.mutate
 		p.mu.Unlock()
 		action := ""
 		if f != nil {
 			action = f(n)
+		}
+		if m != nil {
+			data = m(data)
 		}
 		switch action {
 		case "drop":
