@@ -52,10 +52,11 @@ var immutable = map[string]bool{
 	"debug_getRawHeader": true, "debug_getRawBlock": true, "debug_getRawReceipts": true,
 }
 
-// maxCachedAnswer bounds one cached answer; maxCached the number kept.
+// maxCachedAnswer bounds one cached answer; maxCached the number kept (so
+// the cache holds at most 64 MiB).
 const (
-	maxCachedAnswer = 256 << 10
-	maxCached       = 2048
+	maxCachedAnswer = 64 << 10
+	maxCached       = 1024
 )
 
 var pendingTag = []byte(`"pending"`)
