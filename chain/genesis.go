@@ -91,7 +91,7 @@ func DevGenesis() *core.Genesis {
 	return &core.Genesis{
 		Config:     cfg,
 		Timestamp:  0,
-		GasLimit:   30_000_000,
+		GasLimit:   150_000_000, // Base-sized blocks: room for thousands of transfers per second
 		BaseFee:    big.NewInt(params.InitialBaseFee),
 		Difficulty: big.NewInt(0),
 		Alloc:      alloc,
