@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +65,24 @@ func TestFollowCommand(t *testing.T) {
 	}
 	if got := post(t, fol.url, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x00000000000000000000000000000000000000aa","pending"]}`); got != `"0x1234"` {
 		t.Fatalf("pending balance %s", got)
+	}
+}
+
+// TestFollowFlagsFromEnvironment: every flag can come from PRECONF_<FLAG>.
+func TestFollowFlagsFromEnvironment(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "follow")
+	cmd.Env = append(cleanEnv(), "PRECONF_UPSTREAM=http://127.0.0.1:1", "PRECONF_FLASHBLOCKS=ws://127.0.0.1:1", "PRECONF_PROOFS=off", "PRECONF_HTTP_PORT=0")
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "upstream unavailable: http://127.0.0.1:1") {
+		t.Fatalf("exit %v, output:\n%s", err, out)
+	}
+	cmd = exec.CommandContext(ctx, binary, "follow")
+	cmd.Env = append(cleanEnv(), "PRECONF_UPSTREAM=http://127.0.0.1:1", "PRECONF_FLASHBLOCKS=ws://127.0.0.1:1", "PRECONF_PROOFS=sometimes")
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "bad --proofs") {
+		t.Fatalf("exit %v, output:\n%s", err, out)
 	}
 }
