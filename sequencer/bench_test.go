@@ -10,7 +10,9 @@ import (
 	"math/big"
 	"math/rand"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -186,7 +188,7 @@ func BenchmarkThroughput(b *testing.B) {
 	const senders, clients, readers = 256, 64, 4
 	bn := startBenchNode(b, senders)
 	per := (b.N + senders - 1) / senders
-	work := make(chan hexutil.Bytes, b.N)
+	var work chan hexutil.Bytes = make(chan hexutil.Bytes, b.N)
 	for n := 0; n < per; n++ { // nonce-major: every sender's next nonce in turn
 		for s := 0; s < senders && len(work) < b.N; s++ {
 			work <- transfer(bn.keys[s], uint64(n))
@@ -220,8 +222,31 @@ func BenchmarkThroughput(b *testing.B) {
 			readsMu.Unlock()
 		}(r)
 	}
+	// PRECONF_BENCH_RATE paces the sends (transfers per second); unset,
+	// they go as fast as the clients manage.
+	rate, _ := strconv.Atoi(os.Getenv("PRECONF_BENCH_RATE"))
 	b.ResetTimer()
 	start := time.Now()
+	if rate > 0 {
+		paced := make(chan hexutil.Bytes, clients)
+		go func(src <-chan hexutil.Bytes) {
+			defer close(paced)
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			sent := 0
+			for range tick.C {
+				due := int(time.Since(start).Seconds() * float64(rate))
+				for ; sent < due; sent++ {
+					raw, ok := <-src
+					if !ok {
+						return
+					}
+					paced <- raw
+				}
+			}
+		}(work)
+		work = paced
+	}
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
 		go func() {
