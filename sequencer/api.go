@@ -513,6 +513,7 @@ func (a *API) rpcTx(tx *types.Transaction, from common.Address) map[string]any {
 	out["blockHash"] = nil
 	out["blockNumber"] = nil
 	out["transactionIndex"] = nil
+	out["blockTimestamp"] = nil
 	if _, ok := out["gasPrice"]; !ok {
 		out["gasPrice"] = (*hexutil.Big)(tx.GasFeeCap())
 	}
