@@ -431,15 +431,22 @@ func (a *API) estimate(ctx context.Context, args *txArgs, st interface {
 	return 0, &rpc.ServerError{Msg: "gas not given and cannot be estimated on this node: pass \"gas\""}
 }
 
-func (a *API) sendTransaction(ctx context.Context, p rpc.Params) (any, error) {
+// argsTx decodes the single transaction-arguments parameter and builds the
+// signed transaction.
+func (a *API) argsTx(ctx context.Context, p rpc.Params) (*types.Transaction, *txArgs, error) {
 	if err := p.Max(1); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var args txArgs
 	if err := p.Required(0, &args); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tx, err := a.buildTx(ctx, &args)
+	return tx, &args, err
+}
+
+func (a *API) sendTransaction(ctx context.Context, p rpc.Params) (any, error) {
+	tx, _, err := a.argsTx(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -450,14 +457,7 @@ func (a *API) sendTransaction(ctx context.Context, p rpc.Params) (any, error) {
 }
 
 func (a *API) signTransaction(ctx context.Context, p rpc.Params) (any, error) {
-	if err := p.Max(1); err != nil {
-		return nil, err
-	}
-	var args txArgs
-	if err := p.Required(0, &args); err != nil {
-		return nil, err
-	}
-	tx, err := a.buildTx(ctx, &args)
+	tx, args, err := a.argsTx(ctx, p)
 	if err != nil {
 		return nil, err
 	}
