@@ -766,6 +766,9 @@ func (s *Sequencer) watch(hash common.Hash) (<-chan struct{}, func()) {
 
 // Admit validates tx, adds it to the pool and logs the admission durably.
 func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
+	if err := s.Err(); err != nil {
+		return txpool.Result{}, fmt.Errorf("sequencer stopped: %w", err)
+	}
 	res, err := s.pool.Add(tx)
 	if err != nil {
 		return res, err
