@@ -53,6 +53,9 @@ type executor struct {
 	// phase times of the last flashblock applied (ns): decoding with sender
 	// recovery, upstream prefetch, execution, snapshot assembly.
 	lastDecode, lastFetch, lastExec, lastSnap atomic.Int64
+	// carried counts sealed blocks whose state was seeded from their
+	// re-execution (carry.go).
+	carried atomic.Uint64
 }
 
 func newExecutor(config *params.ChainConfig, sh *remote.Shared, hs *headers, src *pending.Source) *executor {
@@ -77,7 +80,8 @@ type openBlock struct {
 	receipts types.Receipts
 	bloom    types.Bloom
 	blobGas  uint64
-	applied  int // flashblocks applied
+	applied  int           // flashblocks applied
+	last     *types.Header // the header of the last snapshot published
 	state    *pending.State
 	touched  *pending.Tracker
 }
@@ -384,5 +388,6 @@ func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) *pendi
 		snap.Withdrawals = types.Withdrawals{}
 	}
 	b.applied++
+	b.last = h
 	return snap.Seal()
 }

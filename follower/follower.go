@@ -301,7 +301,11 @@ func (f *Follower) loop(ctx context.Context) {
 		case ev.head != nil:
 			f.setHead(ev.head)
 			f.announce(ev.head.Header)
+			open := f.exec.blk
 			out := f.tracker.Head(trackerHead(ev.head))
+			if out == feed.CaughtUp && f.exec.carryOver(open, ev.head, f.stateAt(ev.head.Header)) {
+				f.exec.carried.Add(1)
+			}
 			if out == feed.Reorg {
 				f.log.Warn("reorg: the sealed block differs from the pre-confirmed one", "number", ev.head.Header.Number, "hash", ev.head.Header.Hash())
 			}

@@ -65,6 +65,7 @@ func (f *Follower) Status() Status {
 	st.Counters["proofs_verified"] = f.shared.Verified.Load()
 	st.Counters["block_hash_match"] = f.exec.matches.Load()
 	st.Counters["block_hash_mismatch"] = f.exec.mismatches.Load()
+	st.Counters["carried_over"] = f.exec.carried.Load()
 	st.Counters["last_decode_us"] = uint64(f.exec.lastDecode.Load() / 1000)
 	st.Counters["last_prefetch_us"] = uint64(f.exec.lastFetch.Load() / 1000)
 	st.Counters["last_exec_us"] = uint64(f.exec.lastExec.Load() / 1000)

@@ -503,6 +503,67 @@ func (s *State) fetchSlot(addr common.Address, slot common.Hash) (common.Hash, e
 	return v, nil
 }
 
+// Cached returns the accounts and slots read so far (successfully).
+func (s *State) Cached() (map[common.Address]*types.StateAccount, map[common.Address]map[common.Hash]common.Hash) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	accts := make(map[common.Address]*types.StateAccount, len(s.accts))
+	for a, e := range s.accts {
+		select {
+		case <-e.done:
+			if e.err == nil {
+				accts[a] = e.v
+			}
+		default:
+		}
+	}
+	slots := make(map[common.Address]map[common.Hash]common.Hash)
+	for k, e := range s.slots {
+		select {
+		case <-e.done:
+			if e.err == nil {
+				m := slots[k.addr]
+				if m == nil {
+					m = make(map[common.Hash]common.Hash)
+					slots[k.addr] = m
+				}
+				m[k.slot] = e.v
+			}
+		default:
+		}
+	}
+	return accts, slots
+}
+
+// Seed fills the cache with values the caller derived for this state (the
+// follower: re-executing the very block that was sealed on verified parent
+// values). Keys already cached or being fetched are left alone.
+func (s *State) Seed(accts map[common.Address]*types.StateAccount, slots map[common.Address]map[common.Hash]common.Hash) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for a, v := range accts {
+		if _, ok := s.accts[a]; ok || len(s.accts) >= maxEntries {
+			continue
+		}
+		e := newEntry[*types.StateAccount]()
+		e.v = copyAccount(v)
+		close(e.done)
+		s.accts[a] = e
+	}
+	for a, m := range slots {
+		for k, v := range m {
+			key := slotKey{a, k}
+			if _, ok := s.slots[key]; ok || len(s.slots) >= maxEntries {
+				continue
+			}
+			e := newEntry[common.Hash]()
+			e.v = v
+			close(e.done)
+			s.slots[key] = e
+		}
+	}
+}
+
 func (s *State) storeCode(hash common.Hash, code []byte) {
 	e := newEntry[[]byte]()
 	e.v = code
