@@ -1,6 +1,7 @@
 package follower
 
 import (
+	"crypto/ecdsa"
 	"errors"
 	"math/big"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
@@ -118,4 +120,77 @@ func TestExecutorReexecutesAndRejects(t *testing.T) {
 	if err := e.sync(parent, []*feed.Flashblock{wrong}, nil); !errors.Is(err, ErrInvalidFlashblock) {
 		t.Fatalf("wrong base: %v", err)
 	}
+}
+
+func TestCarryOver(t *testing.T) {
+	e, _, parent := execFixture(t)
+	to := common.Address{0xaa}
+	id := feed.PayloadID{1}
+	fb0 := &feed.Flashblock{PayloadID: id, Index: 0, Base: base(parent), Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}
+	if err := e.sync(parent, []*feed.Flashblock{fb0}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := e.blk
+	sealedHeader := types.CopyHeader(b.last)
+	sealedHeader.Root = common.Hash{0x5e}
+	hashes := []common.Hash{b.txs[0].Hash()}
+	sender := crypto.PubkeyToAddress(mustKey(t).PublicKey)
+
+	for _, tc := range []struct {
+		name   string
+		mutate func(h *types.Header, txs []common.Hash) []common.Hash
+		ok     bool
+	}{
+		{"identical", func(h *types.Header, txs []common.Hash) []common.Hash { return txs }, true},
+		{"other transactions", func(h *types.Header, txs []common.Hash) []common.Hash { return []common.Hash{{1}} }, false},
+		{"more transactions", func(h *types.Header, txs []common.Hash) []common.Hash { return append(txs, common.Hash{1}) }, false},
+		{"other gas used", func(h *types.Header, txs []common.Hash) []common.Hash { h.GasUsed++; return txs }, false},
+		{"other receipts root", func(h *types.Header, txs []common.Hash) []common.Hash { h.ReceiptHash = common.Hash{1}; return txs }, false},
+		{"other timestamp", func(h *types.Header, txs []common.Hash) []common.Hash { h.Time++; return txs }, false},
+		{"withdrawals", func(h *types.Header, txs []common.Hash) []common.Hash {
+			h.WithdrawalsHash = &common.Hash{1}
+			return txs
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := types.CopyHeader(sealedHeader)
+			txs := tc.mutate(h, append([]common.Hash(nil), hashes...))
+			into := e.shared.NewState(h)
+			if got := e.carryOver(b, &remote.Head{Header: h, Txs: txs}, into); got != tc.ok {
+				t.Fatalf("carried %v, want %v", got, tc.ok)
+			}
+			accts, slots := into.Cached()
+			if !tc.ok {
+				if len(accts) != 0 || len(slots) != 0 {
+					t.Fatalf("seeded although refused: %d accounts", len(accts))
+				}
+				return
+			}
+			if a := accts[to]; a == nil || a.Balance.Uint64() != 5 {
+				t.Fatalf("recipient seeded as %+v", a)
+			}
+			if a := accts[sender]; a == nil || a.Nonce != 1 {
+				t.Fatalf("sender seeded as %+v", a)
+			}
+			if _, ok := accts[params.WithdrawalQueueAddress]; ok {
+				t.Fatal("block-end system contract seeded")
+			}
+			// the beacon roots contract's storage changed: its account is read
+			// afresh, its written slots are carried
+			if _, ok := accts[params.BeaconRootsAddress]; ok {
+				t.Fatal("storage-changed account seeded")
+			}
+			if len(slots[params.BeaconRootsAddress]) == 0 {
+				t.Fatal("written system slots not carried")
+			}
+		})
+	}
+}
+
+func mustKey(t *testing.T) *ecdsa.PrivateKey {
+	key, err := crypto.HexToECDSA(chain.DevKeys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
