@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -405,7 +406,9 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		res.Block = core.AssembleBlock(chain, header, db, body, receipts, access)
 	} else {
 		header.Root = common.Hash{}
-		res.Block = types.NewBlock(header, body, receipts, trie.NewStackTrie(nil))
+		st := stackTries.Get().(*trie.StackTrie)
+		res.Block = types.NewBlock(header, body, receipts, st)
+		stackTries.Put(st)
 	}
 	hash := res.Block.Hash()
 	for i := range res.Calls {
@@ -415,6 +418,10 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	}
 	return res, nil
 }
+
+// stackTries are reusable list hashers for the transactions, receipts and
+// withdrawals roots (types.DeriveSha resets the hasher before each list).
+var stackTries = sync.Pool{New: func() any { return trie.NewStackTrie(nil) }}
 
 // prepare fills a call's defaults inside a block: the sender's nonce, the
 // block's remaining gas, clamped to the request's remaining gas budget
