@@ -59,7 +59,7 @@ func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
 	}
 	size := 0
 	for _, b := range blocks {
-		size += 3072 + 1024*len(b.Calls)
+		size += 1600 + 512*len(b.Calls) // a 2-call block is about 2 KB
 	}
 	return appendSimResult(make([]byte, 0, size), blocks, req.ReturnFullTransactions), nil
 }

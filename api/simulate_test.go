@@ -358,10 +358,16 @@ func benchmarkSimulate(b *testing.B, roots simulate.RootMode, ref string) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
+	var out any
 	for i := 0; i < b.N; i++ {
-		if _, err := e.api.simulateV1(ctx, p); err != nil {
+		var err error
+		if out, err = e.api.simulateV1(ctx, p); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if raw, ok := out.(json.RawMessage); ok {
+		b.ReportMetric(float64(len(raw)), "resultB")
+		b.ReportMetric(float64(cap(raw)), "resultCap")
 	}
 }
 
