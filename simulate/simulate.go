@@ -79,6 +79,7 @@ type BlockResult struct {
 	Block   *types.Block
 	Calls   []CallResult
 	Senders []common.Address // by transaction index
+	header  *types.Header    // Block's header (shared, read-only)
 }
 
 // Base is what a simulation starts from.
@@ -148,7 +149,7 @@ func (e *Engine) Simulate(ctx context.Context, req *Request, base Base) ([]*Bloc
 		if err != nil {
 			return nil, err
 		}
-		headers[i] = res.Block.Header()
+		headers[i] = res.header
 		out[i] = res
 		parent, parentHash = headers[i], res.Block.Hash()
 	}
@@ -409,6 +410,18 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		st := stackTries.Get().(*trie.StackTrie)
 		res.Block = types.NewBlock(header, body, receipts, st)
 		stackTries.Put(st)
+		if len(body.Withdrawals) == 0 {
+			// The block's header is header with the roots and bloom
+			// types.NewBlock derived (an empty withdrawals list hashes to
+			// EmptyWithdrawalsHash, set by headers): take them instead of
+			// another deep copy.
+			header.TxHash, header.ReceiptHash = res.Block.TxHash(), res.Block.ReceiptHash()
+			header.UncleHash, header.Bloom = res.Block.UncleHash(), res.Block.Bloom()
+			res.header = header
+		}
+	}
+	if res.header == nil {
+		res.header = res.Block.Header()
 	}
 	hash := res.Block.Hash()
 	for i := range res.Calls {
