@@ -27,8 +27,6 @@ import (
 	"github.com/preconf/preconf/chain"
 )
 
-const crashPort = 58552
-
 type crashNode struct {
 	t      *testing.T
 	bin    string
@@ -42,14 +40,18 @@ type crashNode struct {
 
 func (n *crashNode) start() {
 	n.t.Helper()
-	// The port must be free: otherwise a stray process would answer for
-	// the node under test.
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", crashPort))
+	// A fresh free port for every start: a fixed one (inside the kernel's
+	// ephemeral range) can be taken by any client socket of a test running
+	// in parallel, and a port nobody listens on cannot be answered for by a
+	// stray process.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		n.t.Fatalf("port %d is busy: %v", crashPort, err)
+		n.t.Fatalf("no free loopback port: %v", err)
 	}
+	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	n.cmd = exec.Command(n.bin, "--datadir", n.dir, "--http.port", fmt.Sprint(crashPort),
+	n.url = fmt.Sprintf("http://127.0.0.1:%d", port)
+	n.cmd = exec.Command(n.bin, "--datadir", n.dir, "--http.port", fmt.Sprint(port),
 		"--block-time", "1s", "--flashblock-interval", "100ms", "--log.level", "info")
 	n.cmd.Stdout, n.cmd.Stderr = n.logs, n.logs
 	n.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
@@ -154,7 +156,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logs.Close()
-	n := &crashNode{t: t, bin: bin, dir: filepath.Join(tmp, "data"), url: fmt.Sprintf("http://127.0.0.1:%d", crashPort),
+	n := &crashNode{t: t, bin: bin, dir: filepath.Join(tmp, "data"),
 		http: &http.Client{Timeout: 15 * time.Second}, logs: logs}
 	n.start()
 	defer func() {
