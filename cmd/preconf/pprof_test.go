@@ -29,7 +29,7 @@ func pprofContext(t *testing.T, args ...string) *cli.Context {
 
 // --pprof serves /debug/pprof/ on --pprof.addr; without it nothing listens.
 func TestPprofListener(t *testing.T) {
-	const addr = "127.0.0.1:48553"
+	addr := "127.0.0.1:" + freePort(t) // a fixed port could be any test's client socket
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	stop, err := startPprof(pprofContext(t, "--pprof.addr", addr), logger)
