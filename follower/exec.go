@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
@@ -138,36 +137,11 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	if uint64(base.Timestamp) <= parent.Time {
 		return nil, fmt.Errorf("%w: timestamp %d not after the parent's %d", ErrInvalidFlashblock, base.Timestamp, parent.Time)
 	}
-	header := &types.Header{
-		ParentHash:  parent.Hash(),
-		UncleHash:   types.EmptyUncleHash,
-		Coinbase:    base.FeeRecipient,
-		Number:      number,
-		GasLimit:    uint64(base.GasLimit),
-		Time:        uint64(base.Timestamp),
-		Extra:       common.CopyBytes(base.ExtraData),
-		MixDigest:   base.PrevRandao,
-		Difficulty:  new(big.Int),
-		BaseFee:     new(big.Int).Set(base.BaseFeePerGas.ToInt()),
-		TxHash:      types.EmptyTxsHash,
-		ReceiptHash: types.EmptyReceiptsHash,
-	}
-	if e.config.IsShanghai(number, header.Time) {
-		header.WithdrawalsHash = &types.EmptyWithdrawalsHash
-	}
-	if e.config.IsCancun(number, header.Time) {
-		var excess uint64
-		if e.config.IsCancun(parent.Number, parent.Time) {
-			excess = eip4844.CalcExcessBlobGas(e.config, parent, header.Time)
-		}
-		header.ExcessBlobGas = &excess
-		header.BlobGasUsed = new(uint64)
-		root := base.ParentBeaconBlockRoot
-		header.ParentBeaconRoot = &root
-	}
-	if e.config.IsPrague(number, header.Time) {
-		header.RequestsHash = &types.EmptyRequestsHash
-	}
+	header := pending.NewHeader(e.config, parent, pending.Env{
+		Coinbase: base.FeeRecipient, GasLimit: uint64(base.GasLimit), Time: uint64(base.Timestamp),
+		Extra: base.ExtraData, Random: base.PrevRandao, BeaconRoot: base.ParentBeaconBlockRoot,
+		BaseFee: base.BaseFeePerGas.ToInt(),
+	})
 	st := e.stateAt(parent)
 	statedb, err := state.NewWithReader(parent.Root, e.memdb, st)
 	if err != nil {

@@ -21,8 +21,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
-	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
@@ -337,38 +335,10 @@ func (s *Sequencer) openNext(env *record) error {
 		rec.Random = crypto.Keccak256Hash([]byte("preconf prevrandao"), nb[:])
 		rec.BeaconRoot = parent.Hash()
 	}
-	header := &types.Header{
-		ParentHash:  parent.Hash(),
-		UncleHash:   types.EmptyUncleHash,
-		Coinbase:    rec.Coinbase,
-		Number:      number,
-		GasLimit:    rec.GasLimit,
-		Time:        rec.Time,
-		Extra:       rec.Extra,
-		MixDigest:   rec.Random,
-		Difficulty:  new(big.Int),
-		TxHash:      types.EmptyTxsHash,
-		ReceiptHash: types.EmptyReceiptsHash,
-	}
-	if s.config.IsLondon(number) {
-		header.BaseFee = eip1559.CalcBaseFee(s.config, parent)
-	}
-	if s.config.IsShanghai(number, rec.Time) {
-		header.WithdrawalsHash = &types.EmptyWithdrawalsHash
-	}
-	if s.config.IsCancun(number, rec.Time) {
-		var excess uint64
-		if s.config.IsCancun(parent.Number, parent.Time) {
-			excess = eip4844.CalcExcessBlobGas(s.config, parent, rec.Time)
-		}
-		header.ExcessBlobGas = &excess
-		header.BlobGasUsed = new(uint64)
-		root := rec.BeaconRoot
-		header.ParentBeaconRoot = &root
-	}
-	if s.config.IsPrague(number, rec.Time) {
-		header.RequestsHash = &types.EmptyRequestsHash
-	}
+	header := pending.NewHeader(s.config, parent, pending.Env{
+		Coinbase: rec.Coinbase, GasLimit: rec.GasLimit, Time: rec.Time, Extra: rec.Extra,
+		Random: rec.Random, BeaconRoot: rec.BeaconRoot,
+	})
 	statedb, err := s.chain.StateAt(parent)
 	if err != nil {
 		return fmt.Errorf("state of head %d: %w", parent.Number, err)
