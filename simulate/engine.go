@@ -218,7 +218,7 @@ func (e *Engine) call(ctx context.Context, args CallArgs, header *types.Header, 
 	}
 	ctx, cancel := e.withTimeout(ctx)
 	defer cancel()
-	evm := vm.NewEVM(env.blockCtx, db, e.config, vm.Config{NoBaseFee: true})
+	evm := vm.NewEVM(env.blockCtx, &warmPrecompiles{StateDB: db}, e.config, vm.Config{NoBaseFee: true})
 	defer evm.Release()
 	evm.SetPrecompiles(env.precompiles)
 	res, err := e.apply(ctx, evm, env.msg, core.NewGasPool(gasCap))

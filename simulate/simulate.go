@@ -328,7 +328,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if cfg.IsAmsterdam(header.Number, header.Time) {
 		access = bal.NewConstructionBlockAccessList()
 	}
-	evm := vm.NewEVM(blockCtx, hooked, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
+	evm := vm.NewEVM(blockCtx, &warmPrecompiles{StateDB: hooked}, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
 	defer evm.Release()
 	evm.SetPrecompiles(precompiles)
 	if !pending {
