@@ -148,8 +148,14 @@ func (e *Engine) withTimeout(ctx context.Context) (context.Context, context.Canc
 // are wrapped with the supplied gas, as go-ethereum reports them.
 func (e *Engine) apply(ctx context.Context, evm *vm.EVM, msg *core.Message, gp *core.GasPool) (*core.ExecutionResult, error) {
 	stop := context.AfterFunc(ctx, evm.Cancel)
+	defer stop()
+	return e.run(evm, msg, gp)
+}
+
+// run is apply for an EVM whose cancellation the caller has tied to the
+// request's context (context.AfterFunc(ctx, evm.Cancel)).
+func (e *Engine) run(evm *vm.EVM, msg *core.Message, gp *core.GasPool) (*core.ExecutionResult, error) {
 	res, err := core.ApplyMessage(evm, msg, gp)
-	stop()
 	if evm.Cancelled() {
 		return nil, timeoutError(e.opts.Timeout)
 	}

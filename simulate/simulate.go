@@ -334,6 +334,10 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if !pending {
 		access.Merge(s.preExecution(ctx, db, header, parent, parentHash, evm, precompiles))
 	}
+	// One watch for all the calls of the block: a timeout stops the one
+	// running, and the next one is not started.
+	stopWatch := context.AfterFunc(ctx, evm.Cancel)
+	defer stopWatch()
 	for i := range b.Calls {
 		if ctx.Err() != nil {
 			return nil, timeoutError(s.e.opts.Timeout)
@@ -350,7 +354,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		tracer.startTx(hash, i)
 		db.SetTxContext(hash, i, uint32(i+1))
 		msg := call.message(header.BaseFee, !s.validate)
-		result, err := s.e.apply(ctx, evm, msg, gp)
+		result, err := s.e.run(evm, msg, gp)
 		if err != nil {
 			return nil, txError(err)
 		}
@@ -384,6 +388,11 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 			allLogs = append(allLogs, cr.Logs...)
 		}
 		res.Calls[i] = cr
+	}
+	if !stopWatch() {
+		// the request ended after the last call (the EVM is being
+		// cancelled): the system calls below must not run in it.
+		return nil, timeoutError(s.e.opts.Timeout)
 	}
 	header.GasUsed = gp.Used()
 	if cfg.IsCancun(header.Number, header.Time) {
