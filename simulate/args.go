@@ -217,12 +217,16 @@ func (a *CallArgs) message(baseFee *big.Int, skipNonce bool) *core.Message {
 	return msg
 }
 
+// bigOrZero is b, or zero when absent, for the transaction fields handed to
+// types.NewTx, which copies them: read-only, not a copy.
 func bigOrZero(b *hexutil.Big) *big.Int {
 	if b == nil {
-		return new(big.Int)
+		return zeroBig
 	}
-	return new(big.Int).Set(b.ToInt())
+	return b.ToInt()
 }
+
+var zeroBig = new(big.Int)
 
 // transaction builds the (unsigned) transaction the args describe, for block
 // bodies and hashes. The type follows the fields present: an authorization
