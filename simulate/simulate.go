@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -17,7 +16,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/types/bal"
 	"github.com/ethereum/go-ethereum/core/vm"
-	"github.com/ethereum/go-ethereum/trie"
 )
 
 // BlockCalls is one entry of blockStateCalls.
@@ -416,9 +414,9 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		res.Block = core.AssembleBlock(chain, header, db, body, receipts, access)
 	} else {
 		header.Root = common.Hash{}
-		st := stackTries.Get().(*trie.StackTrie)
-		res.Block = types.NewBlock(header, body, receipts, st)
-		stackTries.Put(st)
+		lh := listHashers.Get().(*listHasher)
+		res.Block = types.NewBlock(header, body, receipts, lh)
+		listHashers.Put(lh)
 		if len(body.Withdrawals) == 0 {
 			// The block's header is header with the roots and bloom
 			// types.NewBlock derived (an empty withdrawals list hashes to
@@ -440,10 +438,6 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	}
 	return res, nil
 }
-
-// stackTries are reusable list hashers for the transactions, receipts and
-// withdrawals roots (types.DeriveSha resets the hasher before each list).
-var stackTries = sync.Pool{New: func() any { return trie.NewStackTrie(nil) }}
 
 // prepare fills a call's defaults inside a block: the sender's nonce, the
 // block's remaining gas, clamped to the request's remaining gas budget
