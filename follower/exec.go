@@ -17,7 +17,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/ethereum/go-ethereum/trie"
 	"github.com/ethereum/go-ethereum/triedb"
 
 	"github.com/preconf/preconf/follower/feed"
@@ -78,7 +77,6 @@ type openBlock struct {
 	txs      types.Transactions
 	receipts types.Receipts
 	bloom    types.Bloom
-	blobGas  uint64
 	applied  int           // flashblocks applied
 	last     *types.Header // the header of the last snapshot published
 	state    *pending.State
@@ -306,62 +304,23 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 // snapshot assembles the pending view after the open block's latest
 // flashblock (whose transactions start at index first).
 func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) *pending.Snapshot {
-	h := types.CopyHeader(b.header)
-	// The follower holds no trie: the state root is the builder's claim.
-	// Everything else in the header comes from the re-execution.
-	h.Root = fb.Diff.StateRoot
-	h.GasUsed = b.gp.Used()
-	if len(b.txs) > 0 {
-		// The two roots cover the whole block so far: compute them side by side.
-		done := make(chan common.Hash, 1)
-		go func() { done <- types.DeriveSha(b.receipts, trie.NewStackTrie(nil)) }()
-		h.TxHash = types.DeriveSha(b.txs, trie.NewStackTrie(nil))
-		h.ReceiptHash = <-done
-	}
-	for _, r := range b.receipts[first:] {
-		for _, l := range r.Logs {
-			b.bloom.Add(l.Address.Bytes())
-			for _, t := range l.Topics {
-				b.bloom.Add(t.Bytes())
-			}
-		}
-		b.blobGas += r.BlobGasUsed
-	}
-	h.Bloom = b.bloom
-	if h.BlobGasUsed != nil {
-		used := b.blobGas
-		h.BlobGasUsed = &used
-	}
-	hash := h.Hash()
-	if hash == fb.Diff.BlockHash {
+	diff := b.touched.Collect(b.statedb)
+	b.state = b.state.With(diff)
+	snap := pending.Assemble(pending.Flashblock{
+		Parent: b.parent, Env: b.header,
+		// The follower holds no trie: the state root is the builder's claim.
+		// Everything else in the header comes from the re-execution.
+		Root: fb.Diff.StateRoot, GasUsed: b.gp.Used(),
+		Index: fb.Index, PayloadID: b.payload,
+		Txs: b.txs, Receipts: b.receipts, First: first, Bloom: &b.bloom,
+		Diff: diff, State: b.state,
+	})
+	if snap.Header.Hash() == fb.Diff.BlockHash {
 		e.matches.Add(1)
 	} else {
 		e.mismatches.Add(1)
 	}
-	for _, r := range b.receipts[first:] {
-		r.BlockHash = hash
-		for _, l := range r.Logs {
-			l.BlockHash = hash
-		}
-	}
-	diff := b.touched.Collect(b.statedb)
-	b.state = b.state.With(diff)
-	n := len(b.txs)
-	snap := &pending.Snapshot{
-		Parent:    b.parent,
-		Header:    h,
-		Index:     fb.Index,
-		PayloadID: b.payload,
-		NewTxs:    n - first,
-		Diff:      diff,
-		Txs:       b.txs[:n:n],
-		Receipts:  b.receipts[:n:n],
-		State:     b.state,
-	}
-	if h.WithdrawalsHash != nil {
-		snap.Withdrawals = types.Withdrawals{}
-	}
 	b.applied++
-	b.last = h
-	return snap.Seal()
+	b.last = snap.Header
+	return snap
 }

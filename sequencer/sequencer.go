@@ -467,37 +467,15 @@ func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
 // flashblock: the cumulative header, the state diff, the WAL record (synced
 // when log is true) and the snapshot.
 func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
-	h := types.CopyHeader(b.header)
-	h.Root = b.statedb.IntermediateRoot(s.config.IsEIP158(h.Number))
-	h.GasUsed = b.gp.Used()
-	if len(b.txs) > 0 {
-		h.TxHash = types.DeriveSha(b.txs, trie.NewStackTrie(nil))
-		h.ReceiptHash = types.DeriveSha(b.receipts, trie.NewStackTrie(nil))
-	}
-	var blobGas uint64
-	for i, r := range b.receipts {
-		if i >= first {
-			for _, l := range r.Logs {
-				b.bloom.Add(l.Address.Bytes())
-				for _, t := range l.Topics {
-					b.bloom.Add(t.Bytes())
-				}
-			}
-		}
-		blobGas += r.BlobGasUsed
-	}
-	h.Bloom = b.bloom
-	if h.BlobGasUsed != nil {
-		h.BlobGasUsed = &blobGas
-	}
-	hash := h.Hash()
-	for _, r := range b.receipts[first:] {
-		r.BlockHash = hash
-		for _, l := range r.Logs {
-			l.BlockHash = hash
-		}
-	}
+	root := b.statedb.IntermediateRoot(s.config.IsEIP158(b.header.Number))
 	diff := b.touched.Collect(b.statedb)
+	st := b.state.With(diff) // the open block's state once the record is durable
+	snap := pending.Assemble(pending.Flashblock{
+		Parent: b.parent, Env: b.header, Root: root, GasUsed: b.gp.Used(),
+		Index: b.index, PayloadID: b.payload,
+		Txs: b.txs, Receipts: b.receipts, First: first, Bloom: &b.bloom,
+		Diff: diff, State: st,
+	})
 	built := time.Now()
 	rec := b.rec
 	rec.Index = b.index
@@ -518,23 +496,7 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 		s.stats.LastWALSync.Store(int64(time.Since(t)))
 	}
 	durable := time.Now()
-	b.state = b.state.With(diff)
-	n := len(b.txs)
-	snap := &pending.Snapshot{
-		Parent:    b.parent,
-		Header:    h,
-		Index:     b.index,
-		PayloadID: b.payload,
-		NewTxs:    n - first,
-		Diff:      diff,
-		Txs:       b.txs[:n:n],
-		Receipts:  b.receipts[:n:n],
-		State:     b.state,
-	}
-	if h.WithdrawalsHash != nil {
-		snap.Withdrawals = types.Withdrawals{}
-	}
-	snap.Seal()
+	b.state = st
 	t := time.Now()
 	s.src.Publish(snap)
 	s.stats.LastPublish.Store(int64(time.Since(t)))
@@ -550,7 +512,7 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	}
 	b.index++
 	s.stats.Flashblocks.Add(1)
-	s.stats.Txs.Add(uint64(n - first))
+	s.stats.Txs.Add(uint64(snap.NewTxs))
 	s.notify(b.txs[first:])
 	return nil
 }
