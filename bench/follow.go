@@ -74,14 +74,7 @@ func runFollowBench(o options, stdout, log io.Writer) int {
 		fmt.Fprintln(log, "bench:", err)
 		return 1
 	}
-	md := rep.markdown()
-	fmt.Fprint(stdout, md)
-	raw, _ := json.MarshalIndent(rep, "", "  ")
-	if err := os.MkdirAll(o.Out, 0o755); err == nil {
-		os.WriteFile(filepath.Join(o.Out, "follow.json"), raw, 0o644)
-		os.WriteFile(filepath.Join(o.Out, "follow.md"), []byte(md), 0o644)
-		fmt.Fprintf(log, "results: %s/follow.json, %s/follow.md\n", o.Out, o.Out)
-	}
+	writeSideReport(o, stdout, log, "follow", rep, rep.markdown())
 	return 0
 }
 
@@ -302,4 +295,16 @@ func (r *followReport) markdown() string {
 		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.2f× |\n", name, s.RPS, f.RPS, ratio)
 	}
 	return b.String()
+}
+
+// writeSideReport prints a single-node measurement's Markdown and keeps it,
+// with its JSON, as <name>.md/.json in the output directory.
+func writeSideReport(o options, stdout, log io.Writer, name string, rep any, md string) {
+	fmt.Fprint(stdout, md)
+	raw, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.MkdirAll(o.Out, 0o755); err == nil {
+		os.WriteFile(filepath.Join(o.Out, name+".json"), raw, 0o644)
+		os.WriteFile(filepath.Join(o.Out, name+".md"), []byte(md), 0o644)
+		fmt.Fprintf(log, "results: %s/%s.json, %s/%s.md\n", o.Out, name, o.Out, name)
+	}
 }

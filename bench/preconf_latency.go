@@ -23,8 +23,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -87,14 +85,7 @@ func runLatency(o options, stdout, log io.Writer) int {
 		fmt.Fprintln(log, "bench:", err)
 		return 1
 	}
-	md := rep.markdown()
-	fmt.Fprint(stdout, md)
-	raw, _ := json.MarshalIndent(rep, "", "  ")
-	if err := os.MkdirAll(o.Out, 0o755); err == nil {
-		os.WriteFile(filepath.Join(o.Out, "preconf-latency.json"), raw, 0o644)
-		os.WriteFile(filepath.Join(o.Out, "preconf-latency.md"), []byte(md), 0o644)
-		fmt.Fprintf(log, "results: %s/preconf-latency.json, %s/preconf-latency.md\n", o.Out, o.Out)
-	}
+	writeSideReport(o, stdout, log, "preconf-latency", rep, rep.markdown())
 	return 0
 }
 
