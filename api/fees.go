@@ -193,7 +193,7 @@ func (a *API) baseFee(_ context.Context, p rpc.Params) (any, error) {
 	if !cfg.IsLondon(new(big.Int).Add(head.Number, common.Big1)) {
 		return nil, nil
 	}
-	return (*hexutil.Big)(eip1559.CalcBaseFee(cfg, head)), nil
+	return (*hexutil.Big)(eip1559.CalcBaseFee(cfg, head, head.Time+1)), nil
 }
 
 type feeHistoryResult struct {
@@ -339,7 +339,7 @@ func (a *API) blockFees(h *types.Header, block *types.Block, receipts types.Rece
 		f.baseFee = new(big.Int)
 	}
 	if cfg.IsLondon(new(big.Int).Add(h.Number, common.Big1)) {
-		f.nextBaseFee = eip1559.CalcBaseFee(cfg, h)
+		f.nextBaseFee = eip1559.CalcBaseFee(cfg, h, h.Time+1)
 	}
 	if h.ExcessBlobGas != nil {
 		f.blobBaseFee = eip4844.CalcBlobFee(cfg, h)

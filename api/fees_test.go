@@ -24,7 +24,7 @@ func TestTipSuggestion(t *testing.T) {
 		t.Errorf("gasPrice = %s, want %s", got, want)
 	}
 	// The next block's base fee.
-	if got, want := mustCall(t, a.baseFee), string(appendBig(nil, eip1559.CalcBaseFee(f.chain.Config(), head))); got != want {
+	if got, want := mustCall(t, a.baseFee), string(appendBig(nil, eip1559.CalcBaseFee(f.chain.Config(), head, head.Time+1))); got != want {
 		t.Errorf("baseFee = %s, want %s", got, want)
 	}
 	if got := mustCall(t, a.blobBaseFee); got != `"0x1"` {
@@ -61,7 +61,7 @@ func TestFeeHistory(t *testing.T) {
 	if want := string(appendBig(nil, f.blocks[3].BaseFee())); quoted(res.BaseFee[1]) != want {
 		t.Errorf("baseFee[1] = %s, want block 4's %s", res.BaseFee[1], want)
 	}
-	if want := string(appendBig(nil, eip1559.CalcBaseFee(f.chain.Config(), f.chain.Head()))); quoted(res.BaseFee[2]) != want {
+	if want := string(appendBig(nil, eip1559.CalcBaseFee(f.chain.Config(), f.chain.Head(), f.chain.Head().Time+1))); quoted(res.BaseFee[2]) != want {
 		t.Errorf("next base fee = %s, want %s", res.BaseFee[2], want)
 	}
 	if r := res.GasUsedRatio[1]; r <= 0 || r >= 1 {

@@ -82,7 +82,14 @@ func (c *TraceConfig) timeout() (time.Duration, error) {
 func (a *API) newTracer(c *TraceConfig, txctx *tracers.Context) (*tracers.Tracer, error) {
 	if c.Tracer == nil {
 		l := logger.NewStructLogger(&c.Config)
-		return &tracers.Tracer{Hooks: l.Hooks(), GetResult: l.GetResult, Stop: l.Stop}, nil
+		result := func() (json.RawMessage, error) {
+			raw, err := l.GetResult()
+			if err != nil {
+				return nil, err
+			}
+			return gethStructLogs(raw)
+		}
+		return &tracers.Tracer{Hooks: l.Hooks(), GetResult: result, Stop: l.Stop}, nil
 	}
 	t, err := tracers.DefaultDirectory.New(*c.Tracer, txctx, c.TracerConfig, a.chain.Config())
 	if err != nil {

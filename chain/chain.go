@@ -105,7 +105,7 @@ func open(db ethdb.Database, genesis *core.Genesis, logger *slog.Logger) (*Chain
 		}
 		return nil, fmt.Errorf("open chain: %w", err)
 	}
-	sdb := state.NewMPTDatabase(bc.TrieDB(), bc.CodeDB()).WithSnapshot(bc.Snapshots())
+	sdb := state.NewDatabase(bc.TrieDB(), bc.CodeDB()).WithSnapshot(bc.Snapshots())
 	return &Chain{db: db, bc: bc, sdb: sdb, config: bc.Config(), log: logger}, nil
 }
 

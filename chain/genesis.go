@@ -75,6 +75,7 @@ func DevGenesis() *core.Genesis {
 		BlobScheduleConfig: &params.BlobScheduleConfig{
 			Cancun: params.DefaultCancunBlobConfig,
 			Prague: params.DefaultPragueBlobConfig,
+			Osaka:  params.DefaultOsakaBlobConfig,
 		},
 	}
 	eth := new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)

@@ -1,7 +1,6 @@
 package follower
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/big"
@@ -22,6 +21,7 @@ import (
 	"github.com/preconf/preconf/follower/feed"
 	"github.com/preconf/preconf/follower/remote"
 	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/syscalls"
 )
 
 // ErrInvalidFlashblock is a flashblock that cannot be applied on the
@@ -147,7 +147,7 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	}
 	t := pending.NewTracker()
 	coinbase := header.Coinbase
-	evm := vm.NewEVM(core.NewEVMBlockContext(header, e.headers, &coinbase), state.NewHookedState(statedb, t.Hooks()), e.config, vm.Config{})
+	evm := vm.NewEVM(core.NewEVMBlockContext(header, e.headers, &coinbase, e.config, statedb), state.NewHookedState(statedb, t.Hooks()), e.config, vm.Config{})
 	b := &openBlock{
 		payload: fb.PayloadID, parent: parent, header: header, base: st, statedb: statedb, evm: evm,
 		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(st), touched: t,
@@ -158,7 +158,7 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	go func() { st.Prefetch([]common.Address{coinbase}); close(coinbaseFetched) }()
 	st.PrefetchStorage(systemSlots(header))
 	<-coinbaseFetched
-	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, e.config, evm, number, header.Time)
+	syscalls.Pre(e.config, header, parent.Hash(), evm)
 	if err := upstreamErr(b); err != nil {
 		return nil, err
 	}
@@ -283,8 +283,8 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 			return nil, fmt.Errorf("%w: transaction %s: %v", ErrInvalidFlashblock, tx.Hash(), err)
 		}
 		idx := len(b.txs)
-		b.statedb.SetTxContext(tx.Hash(), idx, uint32(idx+1))
-		receipt, _, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
+		b.statedb.SetTxContext(tx.Hash(), idx)
+		receipt, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
 		if uerr := upstreamErr(b); uerr != nil {
 			return nil, uerr
 		}

@@ -47,7 +47,7 @@ func NewHeader(config *params.ChainConfig, parent *types.Header, env Env) *types
 		if env.BaseFee != nil {
 			header.BaseFee = new(big.Int).Set(env.BaseFee)
 		} else {
-			header.BaseFee = eip1559.CalcBaseFee(config, parent)
+			header.BaseFee = eip1559.CalcBaseFee(config, parent, env.Time)
 		}
 	}
 	if config.IsShanghai(number, env.Time) {

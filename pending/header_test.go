@@ -23,7 +23,7 @@ func TestNewHeader(t *testing.T) {
 		baseFee *big.Int
 		want    *big.Int
 	}{
-		{"computed by EIP-1559", nil, eip1559.CalcBaseFee(config, parent)},
+		{"computed by EIP-1559", nil, eip1559.CalcBaseFee(config, parent, env.Time)},
 		{"announced by the builder", big.NewInt(12345), big.NewInt(12345)},
 	}
 	for _, tt := range tests {

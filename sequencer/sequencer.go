@@ -33,6 +33,7 @@ import (
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/syscalls"
 	"github.com/preconf/preconf/txpool"
 )
 
@@ -349,14 +350,14 @@ func (s *Sequencer) openNext(env *record) error {
 	}
 	t := pending.NewTracker()
 	coinbase := rec.Coinbase
-	evm := vm.NewEVM(core.NewEVMBlockContext(header, s.bc, &coinbase), state.NewHookedState(statedb, t.Hooks()), s.config, vm.Config{})
+	evm := vm.NewEVM(core.NewEVMBlockContext(header, s.bc, &coinbase, s.config, statedb), state.NewHookedState(statedb, t.Hooks()), s.config, vm.Config{})
 	b := &openBlock{
 		parent: parent, header: header, rec: rec, statedb: statedb, evm: evm,
 		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(base), touched: t,
 	}
 	copy(b.payload[:], crypto.Keccak256(parent.Hash().Bytes(), number.Bytes(), []byte("preconf payload")))
 	// EIP-4788 beacon root and EIP-2935 parent hash system calls.
-	core.PreExecution(context.Background(), header.ParentBeaconRoot, parent, s.config, evm, number, header.Time)
+	syscalls.Pre(s.config, header, parent.Hash(), evm)
 	s.blk = b
 	return nil
 }
@@ -449,10 +450,10 @@ func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
 		return err
 	}
 	idx := len(b.txs)
-	b.statedb.SetTxContext(tx.Hash(), idx, uint32(idx+1))
+	b.statedb.SetTxContext(tx.Hash(), idx)
 	snap := b.statedb.Snapshot()
 	gp := b.gp.Snapshot()
-	receipt, _, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
+	receipt, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
 	if err != nil {
 		b.statedb.RevertToSnapshot(snap)
 		b.gp.Set(gp)
@@ -529,7 +530,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	for _, r := range b.receipts {
 		logs = append(logs, r.Logs...)
 	}
-	requests, _, err := core.PostExecution(context.Background(), s.config, header.Number, header.Time, logs, b.evm, uint32(len(b.txs)+1))
+	requests, err := syscalls.Post(s.config, header, logs, b.evm)
 	if err != nil {
 		return common.Hash{}, fmt.Errorf("block %d post-execution: %w", header.Number, err)
 	}
@@ -550,7 +551,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	if header.WithdrawalsHash != nil {
 		body.Withdrawals = make([]*types.Withdrawal, 0)
 	}
-	block := types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil))
+	block := types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil), s.config)
 	hash := block.Hash()
 	if want != nil && *want != hash {
 		s.log.Error("replayed block differs from the one sealed before the crash", "number", header.Number, "was", *want, "now", hash)
@@ -565,7 +566,6 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	if err != nil {
 		return common.Hash{}, err
 	}
-	b.evm.Release()
 	s.prevLogged = append(b.logged, sealRec)
 	s.blk = nil
 	n := block.NumberU64()

@@ -156,15 +156,13 @@ func (a *CallArgs) feeDefaults(isLondon, isCancun bool, baseFee, blobBaseFee *bi
 	return nil
 }
 
-func u256(b *hexutil.Big) *uint256.Int {
+// bigOrNew is b's value, or a fresh zero when absent (core.Message's fields
+// are read, never written, by the state transition).
+func bigOrNew(b *hexutil.Big) *big.Int {
 	if b == nil {
-		return new(uint256.Int)
+		return new(big.Int)
 	}
-	v, _ := uint256.FromBig(b.ToInt())
-	if v == nil {
-		v = new(uint256.Int)
-	}
-	return v
+	return b.ToInt()
 }
 
 // message turns defaulted args into a core.Message. With a base fee the 1559
@@ -173,18 +171,17 @@ func u256(b *hexutil.Big) *uint256.Int {
 // field is zero. Transaction-level checks (sender is an EOA, fee caps) are
 // always skipped; nonce checks when skipNonce is set.
 func (a *CallArgs) message(baseFee *big.Int, skipNonce bool) *core.Message {
-	var price, feeCap, tipCap *uint256.Int
+	var price, feeCap, tipCap *big.Int
 	switch {
 	case baseFee == nil || a.GasPrice != nil:
-		price = u256(a.GasPrice)
+		price = bigOrNew(a.GasPrice)
 		feeCap, tipCap = price, price
 	default:
-		feeCap, tipCap = u256(a.MaxFeePerGas), u256(a.MaxPriorityFeePerGas)
-		price = new(uint256.Int)
-		if !feeCap.IsZero() || !tipCap.IsZero() {
-			bf, _ := uint256.FromBig(baseFee)
-			price.Add(tipCap, bf)
-			if price.Gt(feeCap) {
+		feeCap, tipCap = bigOrNew(a.MaxFeePerGas), bigOrNew(a.MaxPriorityFeePerGas)
+		price = new(big.Int)
+		if feeCap.Sign() != 0 || tipCap.Sign() != 0 {
+			price.Add(tipCap, baseFee)
+			if price.Cmp(feeCap) > 0 {
 				price.Set(feeCap)
 			}
 		}
@@ -193,10 +190,10 @@ func (a *CallArgs) message(baseFee *big.Int, skipNonce bool) *core.Message {
 	if a.AccessList != nil {
 		al = *a.AccessList
 	}
-	msg := &core.Message{
+	return &core.Message{
 		From:                  a.sender(),
 		To:                    a.To,
-		Value:                 u256(a.Value),
+		Value:                 bigOrNew(a.Value),
 		Nonce:                 uint64(*a.Nonce),
 		GasLimit:              uint64(*a.Gas),
 		GasPrice:              price,
@@ -205,16 +202,11 @@ func (a *CallArgs) message(baseFee *big.Int, skipNonce bool) *core.Message {
 		Data:                  a.calldata(),
 		AccessList:            al,
 		BlobHashes:            a.BlobHashes,
+		BlobGasFeeCap:         bigOrNew(a.BlobFeeCap),
 		SetCodeAuthorizations: a.AuthorizationList,
 		SkipNonceChecks:       skipNonce,
 		SkipTransactionChecks: true,
 	}
-	if a.BlobFeeCap != nil {
-		msg.BlobGasFeeCap = u256(a.BlobFeeCap)
-	} else {
-		msg.BlobGasFeeCap = new(uint256.Int)
-	}
-	return msg
 }
 
 // bigOrZero is b, or zero when absent, for the transaction fields handed to
@@ -294,4 +286,17 @@ func (a *CallArgs) transaction(defaultType byte) *types.Transaction {
 		}
 	}
 	return types.NewTx(data)
+}
+
+// u256 is b as the uint256 that typed transactions hold (zero when absent or
+// out of range).
+func u256(b *hexutil.Big) *uint256.Int {
+	if b == nil {
+		return new(uint256.Int)
+	}
+	v, overflow := uint256.FromBig(b.ToInt())
+	if overflow {
+		return new(uint256.Int)
+	}
+	return v
 }

@@ -225,7 +225,6 @@ func (e *Engine) call(ctx context.Context, args CallArgs, header *types.Header, 
 	ctx, cancel := e.withTimeout(ctx)
 	defer cancel()
 	evm := vm.NewEVM(env.blockCtx, &warmPrecompiles{StateDB: db}, e.config, vm.Config{NoBaseFee: true})
-	defer evm.Release()
 	evm.SetPrecompiles(env.precompiles)
 	res, err := e.apply(ctx, evm, env.msg, core.NewGasPool(gasCap))
 	if serr := db.Error(); serr != nil {
@@ -240,8 +239,13 @@ func (e *Engine) call(ctx context.Context, args CallArgs, header *types.Header, 
 // cap, the block gas limit, and what the sender's balance pays for at its fee
 // cap), then at the optimistic limit, then bisects until within 1.5 %.
 func (e *Engine) EstimateGas(ctx context.Context, args CallArgs, header *types.Header, db *state.StateDB, so StateOverride, bo *BlockOverrides) (uint64, error) {
-	blockCtx := core.NewEVMBlockContext(header, e.chain, nil)
+	blockCtx := core.NewEVMBlockContext(header, e.chain, nil, e.config, db)
 	if bo != nil {
+		if bo.BlobBaseFee != nil {
+			// op-geth's estimator takes overrides only as a header, which
+			// has no blob base fee: refuse rather than ignore it.
+			return 0, &Error{Code: CodeInvalidParams, Msg: `block override "blobBaseFee" is not supported by eth_estimateGas`}
+		}
 		if err := bo.applyContext(&blockCtx); err != nil {
 			return 0, err
 		}
@@ -257,9 +261,6 @@ func (e *Engine) EstimateGas(ctx context.Context, args CallArgs, header *types.H
 		Header:     header,
 		State:      db,
 		ErrorRatio: estimateErrorRatio,
-	}
-	if bo != nil && bo.BlobBaseFee != nil {
-		opts.BlobBaseFee = bo.BlobBaseFee.ToInt()
 	}
 	if args.Gas == nil {
 		args.Gas = new(hexutil.Uint64)
@@ -312,7 +313,7 @@ func (e *Engine) CreateAccessList(ctx context.Context, args CallArgs, header *ty
 		n := hexutil.Uint64(db.GetNonce(args.sender()))
 		args.Nonce = &n
 	}
-	blockCtx := core.NewEVMBlockContext(header, e.chain, nil)
+	blockCtx := core.NewEVMBlockContext(header, e.chain, nil, e.config, db)
 	if err := args.callDefaults(e.opts.GasCap, blockCtx.BaseFee, e.config.ChainID); err != nil {
 		return nil, err
 	}
@@ -353,17 +354,16 @@ func (e *Engine) CreateAccessList(ctx context.Context, args CallArgs, header *ty
 		msg := args.message(header.BaseFee, true)
 		tracer := logger.NewAccessListTracer(list, exclude)
 		evm := vm.NewEVM(blockCtx, run, e.config, vm.Config{Tracer: tracer.Hooks(), NoBaseFee: true})
-		if msg.GasPrice.IsZero() {
+		if msg.GasPrice.Sign() == 0 {
 			evm.Context.BaseFee = new(big.Int)
 		}
-		if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.IsZero() {
+		if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.Sign() == 0 {
 			evm.Context.BlobBaseFee = new(big.Int)
 		}
 		stop := context.AfterFunc(ctx, evm.Cancel)
 		res, err := core.ApplyMessage(evm, msg, nil)
 		stop()
 		cancelled := evm.Cancelled()
-		evm.Release()
 		if cancelled {
 			return nil, timeoutError(e.opts.Timeout)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/core/types/bal"
 	"github.com/ethereum/go-ethereum/core/vm"
 )
 
@@ -280,7 +279,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	header.ParentHash = parentHash
 	if cfg.IsLondon(header.Number) && header.BaseFee == nil {
 		if s.validate {
-			header.BaseFee = eip1559.CalcBaseFee(cfg, parent)
+			header.BaseFee = eip1559.CalcBaseFee(cfg, parent, header.Time)
 		} else {
 			header.BaseFee = new(big.Int)
 		}
@@ -293,7 +292,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		header.ExcessBlobGas = &excess
 	}
 	chain := &simChain{ChainContext: s.e.chain, base: s.base.Parent, headers: done}
-	blockCtx := core.NewEVMBlockContext(header, chain, nil)
+	blockCtx := core.NewEVMBlockContext(header, chain, nil, cfg, s.base.State)
 	if b.BlockOverrides.BlobBaseFee != nil {
 		blockCtx.BlobBaseFee = new(big.Int).Set(b.BlockOverrides.BlobBaseFee.ToInt())
 	}
@@ -317,20 +316,15 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		txs      = make([]*types.Transaction, n)
 		receipts = make([]*types.Receipt, n)
 		res      = &BlockResult{Calls: make([]CallResult, n), Senders: make([]common.Address, n)}
-		access   *bal.ConstructionBlockAccessList // block access list: Amsterdam only
 		tracer   = newLogTracer(s.transfers, header.Number.Uint64(), header.Time, s.touch)
 		hooked   = state.NewHookedState(db, tracer.hooks)
 		blobGas  uint64
 		allLogs  []*types.Log
 	)
-	if cfg.IsAmsterdam(header.Number, header.Time) {
-		access = bal.NewConstructionBlockAccessList()
-	}
 	evm := vm.NewEVM(blockCtx, &warmPrecompiles{StateDB: hooked}, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
-	defer evm.Release()
 	evm.SetPrecompiles(precompiles)
 	if !pending {
-		access.Merge(s.preExecution(ctx, db, header, parent, parentHash, evm, precompiles))
+		s.preExecution(db, header, parentHash, evm, precompiles)
 	}
 	// One watch for all the calls of the block: a timeout stops the one
 	// running, and the next one is not started.
@@ -350,7 +344,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		txs[i] = tx
 		res.Senders[i] = call.sender()
 		tracer.startTx(hash, i)
-		db.SetTxContext(hash, i, uint32(i+1))
+		db.SetTxContext(hash, i)
 		msg := call.message(header.BaseFee, !s.validate)
 		result, err := s.e.run(evm, msg, gp)
 		if err != nil {
@@ -358,11 +352,11 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		}
 		var root []byte
 		if cfg.IsByzantium(header.Number) {
-			access.Merge(hooked.Finalise(true))
+			hooked.Finalise(true)
 		} else {
 			root = db.IntermediateRoot(cfg.IsEIP158(header.Number)).Bytes()
 		}
-		receipts[i] = core.MakeReceipt(evm, result, db, header.Number, common.Hash{}, header.Time, tx, gp.CumulativeUsed(), root)
+		receipts[i] = core.MakeReceipt(evm, result, db, header.Number, common.Hash{}, header.Time, tx, gp.CumulativeUsed(), root, cfg, tx.Nonce())
 		blobGas += receipts[i].BlobGasUsed
 		if result.UsedGas > s.budget {
 			return nil, &Error{Code: CodeServer, Msg: fmt.Sprintf("RPC gas cap exhausted: need %d, remaining %d", result.UsedGas, s.budget)}
@@ -396,7 +390,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if cfg.IsCancun(header.Number, header.Time) {
 		header.BlobGasUsed = &blobGas
 	}
-	requests, postAccess, err := s.postExecution(ctx, db, header, allLogs, evm, uint32(n+1), precompiles)
+	requests, err := s.postExecution(db, header, allLogs, evm, precompiles)
 	if err != nil {
 		return nil, err
 	}
@@ -404,18 +398,19 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		h := types.CalcRequestsHash(requests)
 		header.RequestsHash = &h
 	}
-	access.Merge(postAccess)
 	body := &types.Body{Transactions: txs}
 	if cfg.IsShanghai(header.Number, header.Time) {
 		body.Withdrawals = *b.BlockOverrides.Withdrawals
 	}
-	s.e.chain.Engine().Finalize(chain, header, db, body, uint32(n+1), access)
 	if s.e.opts.Roots == RootCompute {
-		res.Block = core.AssembleBlock(chain, header, db, body, receipts, access)
+		if res.Block, err = s.e.chain.Engine().FinalizeAndAssemble(ctx, chain, header, db, body, receipts); err != nil {
+			return nil, err
+		}
 	} else {
+		s.e.chain.Engine().Finalize(chain, header, db, body)
 		header.Root = common.Hash{}
 		lh := listHashers.Get().(*listHasher)
-		res.Block = types.NewBlock(header, body, receipts, lh)
+		res.Block = types.NewBlock(header, body, receipts, lh, cfg)
 		listHashers.Put(lh)
 		if len(body.Withdrawals) == 0 {
 			// The block's header is header with the roots and bloom

@@ -1,18 +1,18 @@
 package simulate
 
 import (
-	"context"
 	"encoding/binary"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/core/types/bal"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
+
+	"github.com/preconf/preconf/syscalls"
 )
 
 // The block's system calls (EIP-4788 beacon root, EIP-2935 parent hash,
@@ -80,12 +80,13 @@ func slotHash(i uint64) (h common.Hash) {
 	return h
 }
 
-// preExecution is core.PreExecution.
-func (s *simulator) preExecution(ctx context.Context, db *state.StateDB, header, parent *types.Header, parentHash common.Hash, evm *vm.EVM, precompiles vm.PrecompiledContracts) *bal.ConstructionBlockAccessList {
+// preExecution is syscalls.Pre.
+func (s *simulator) preExecution(db *state.StateDB, header *types.Header, parentHash common.Hash, evm *vm.EVM, precompiles vm.PrecompiledContracts) {
 	cfg := s.e.config
 	if !s.native(header, precompiles) || (header.ParentBeaconRoot != nil && db.GetCodeHash(params.BeaconRootsAddress) != beaconRootsCodeHash) ||
 		(cfg.IsPrague(header.Number, header.Time) && db.GetCodeHash(params.HistoryStorageAddress) != historyCodeHash) {
-		return core.PreExecution(ctx, header.ParentBeaconRoot, parent, cfg, evm, header.Number, header.Time)
+		syscalls.Pre(cfg, header, parentHash, evm)
+		return
 	}
 	if root := header.ParentBeaconRoot; root != nil {
 		i := header.Time % historyWindow
@@ -95,14 +96,13 @@ func (s *simulator) preExecution(ctx context.Context, db *state.StateDB, header,
 	if cfg.IsPrague(header.Number, header.Time) {
 		db.SetState(params.HistoryStorageAddress, slotHash((header.Number.Uint64()-1)%historyWindow), parentHash)
 	}
-	return nil
 }
 
-// postExecution is core.PostExecution.
-func (s *simulator) postExecution(ctx context.Context, db *state.StateDB, header *types.Header, logs []*types.Log, evm *vm.EVM, index uint32, precompiles vm.PrecompiledContracts) ([][]byte, *bal.ConstructionBlockAccessList, error) {
+// postExecution is syscalls.Post.
+func (s *simulator) postExecution(db *state.StateDB, header *types.Header, logs []*types.Log, evm *vm.EVM, precompiles vm.PrecompiledContracts) ([][]byte, error) {
 	cfg := s.e.config
-	if !cfg.IsPrague(header.Number, header.Time) {
-		return nil, nil, nil
+	if cfg.IsIsthmus(header.Time) || !cfg.IsPrague(header.Number, header.Time) {
+		return syscalls.Post(cfg, header, logs, evm) // no queue calls
 	}
 	queues := [2]requestQueue{withdrawalQueue, consolidationQueue}
 	var slots [2]queueSlots
@@ -116,18 +116,18 @@ func (s *simulator) postExecution(ctx context.Context, db *state.StateDB, header
 		if ok {
 			requests := [][]byte{}
 			if err := core.ParseDepositLogs(&requests, logs, cfg); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			for i, q := range queues {
 				if q.dequeueNone(db, slots[i]) {
 					s.queueTouched[i] = true
 				}
 			}
-			return requests, nil, nil
+			return requests, nil
 		}
 	}
 	s.queueTouched = [2]bool{true, true}
-	return core.PostExecution(ctx, cfg, header.Number, header.Time, logs, evm, index)
+	return syscalls.Post(cfg, header, logs, evm)
 }
 
 // queueSlots are a queue contract's excess, count, head and tail slots.

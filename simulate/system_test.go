@@ -1,7 +1,6 @@
 package simulate
 
 import (
-	"context"
 	"fmt"
 	"math/big"
 	"reflect"
@@ -67,9 +66,9 @@ func TestSystemCallsNative(t *testing.T) {
 					db := systemState(t, q)
 					s := &simulator{e: &Engine{config: cfg}, evmSystemCalls: useEVM}
 					coinbase := common.Address{}
-					evm := vm.NewEVM(core.NewEVMBlockContext(header, nil, &coinbase), db, cfg, vm.Config{})
-					s.preExecution(context.Background(), db, header, parent, parent.Hash(), evm, nil)
-					reqs, _, err := s.postExecution(context.Background(), db, header, nil, evm, 1, nil)
+					evm := vm.NewEVM(core.NewEVMBlockContext(header, nil, &coinbase, cfg, db), db, cfg, vm.Config{})
+					s.preExecution(db, header, parent.Hash(), evm, nil)
+					reqs, err := s.postExecution(db, header, nil, evm, nil)
 					if err != nil {
 						t.Fatal(err)
 					}

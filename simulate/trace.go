@@ -11,6 +11,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
+
+	"github.com/preconf/preconf/syscalls"
 )
 
 // Tracing (debug_trace*) executes under caller-supplied tracer hooks, with
@@ -32,7 +34,7 @@ type callEnv struct {
 // bounds the gas; 0 is unlimited). A call that pays no gas price runs with a
 // zero base fee (and blob base fee), so that it passes the fee checks.
 func (e *Engine) prepareCall(args *CallArgs, header *types.Header, db *state.StateDB, so StateOverride, bo *BlockOverrides, gasCap uint64) (*callEnv, error) {
-	blockCtx := core.NewEVMBlockContext(header, e.chain, nil)
+	blockCtx := core.NewEVMBlockContext(header, e.chain, nil, e.config, db)
 	if bo != nil {
 		if err := bo.applyContext(&blockCtx); err != nil {
 			return nil, err
@@ -47,10 +49,10 @@ func (e *Engine) prepareCall(args *CallArgs, header *types.Header, db *state.Sta
 		return nil, err
 	}
 	msg := args.message(header.BaseFee, true)
-	if msg.GasPrice.IsZero() {
+	if msg.GasPrice.Sign() == 0 {
 		blockCtx.BaseFee = new(big.Int)
 	}
-	if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.IsZero() {
+	if msg.BlobGasFeeCap != nil && msg.BlobGasFeeCap.Sign() == 0 {
 		blockCtx.BlobBaseFee = new(big.Int)
 	}
 	return &callEnv{blockCtx: blockCtx, msg: msg, precompiles: precompiles}, nil
@@ -84,14 +86,13 @@ func (e *Engine) TraceCall(args CallArgs, header *types.Header, db *state.StateD
 func (e *Engine) applyTraced(ctx context.Context, blockCtx vm.BlockContext, db *state.StateDB, msg *core.Message, tx *types.Transaction,
 	txHash, blockHash common.Hash, index int, precompiles vm.PrecompiledContracts, hooks *tracing.Hooks) error {
 	evm := vm.NewEVM(blockCtx, state.NewHookedState(db, hooks), e.config, vm.Config{Tracer: hooks, NoBaseFee: true})
-	defer evm.Release()
 	if precompiles != nil {
 		evm.SetPrecompiles(precompiles)
 	}
 	stop := context.AfterFunc(ctx, evm.Cancel)
 	defer stop()
-	db.SetTxContext(txHash, index, uint32(index+1))
-	_, _, err := core.ApplyTransactionWithEVM(msg, core.NewGasPool(msg.GasLimit), db, blockCtx.BlockNumber, blockHash, blockCtx.Time, tx, evm)
+	db.SetTxContext(txHash, index)
+	_, err := core.ApplyTransactionWithEVM(msg, core.NewGasPool(msg.GasLimit), db, blockCtx.BlockNumber, blockHash, blockCtx.Time, tx, evm)
 	return err
 }
 
@@ -114,9 +115,9 @@ type Replay struct {
 // NewReplay prepares replaying the block with header (whose hash is hash)
 // on db, the state after parent, and runs the block's system calls on it.
 func (e *Engine) NewReplay(ctx context.Context, header, parent *types.Header, hash common.Hash, db *state.StateDB) *Replay {
-	blockCtx := core.NewEVMBlockContext(header, e.chain, nil)
+	blockCtx := core.NewEVMBlockContext(header, e.chain, nil, e.config, db)
 	evm := vm.NewEVM(blockCtx, db, e.config, vm.Config{})
-	core.PreExecution(ctx, header.ParentBeaconRoot, parent, e.config, evm, header.Number, header.Time)
+	syscalls.Pre(e.config, header, parent.Hash(), evm)
 	return &Replay{e: e, header: header, hash: hash, blockCtx: blockCtx, db: db, evm: evm,
 		signer: types.MakeSigner(e.config, header.Number, header.Time)}
 }
@@ -133,7 +134,7 @@ func (r *Replay) Skip(ctx context.Context, tx *types.Transaction) error {
 	if err != nil {
 		return fmt.Errorf("transaction %#x: %v", tx.Hash(), err)
 	}
-	r.db.SetTxContext(tx.Hash(), r.next, uint32(r.next+1))
+	r.db.SetTxContext(tx.Hash(), r.next)
 	r.next++
 	if _, err := core.ApplyMessage(r.evm, msg, nil); err != nil {
 		return fmt.Errorf("transaction %#x failed: %v", tx.Hash(), err)

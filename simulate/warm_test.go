@@ -74,21 +74,20 @@ func TestWarmPrecompilesGas(t *testing.T) {
 				if cfg.TerminalTotalDifficulty == nil {
 					header.Difficulty = big.NewInt(1)
 				}
-				blockCtx := core.NewEVMBlockContext(header, nil, &common.Address{})
+				blockCtx := core.NewEVMBlockContext(header, nil, &common.Address{}, &cfg, db)
 				var sdb vm.StateDB = db
 				if warm {
 					sdb = &warmPrecompiles{StateDB: db}
 				}
 				evm := vm.NewEVM(blockCtx, sdb, &cfg, vm.Config{NoBaseFee: true})
-				defer evm.Release()
 				if withSlotCode {
 					// the precompile at 0x05 moved away: its address runs the code.
 					pre := vm.ActivePrecompiledContracts(cfg.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time))
 					delete(pre, common.BytesToAddress([]byte{5}))
 					evm.SetPrecompiles(pre)
 				}
-				msg := &core.Message{From: from, To: &prober, GasLimit: 1_000_000, GasPrice: new(uint256.Int), GasFeeCap: new(uint256.Int),
-					GasTipCap: new(uint256.Int), Value: new(uint256.Int), SkipNonceChecks: true, SkipTransactionChecks: true}
+				msg := &core.Message{From: from, To: &prober, GasLimit: 1_000_000, GasPrice: new(big.Int), GasFeeCap: new(big.Int),
+					GasTipCap: new(big.Int), Value: new(big.Int), SkipNonceChecks: true, SkipTransactionChecks: true}
 				res, err := core.ApplyMessage(evm, msg, core.NewGasPool(header.GasLimit))
 				if err != nil {
 					t.Fatal(err)

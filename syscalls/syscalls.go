@@ -1,0 +1,55 @@
+// Package syscalls runs a block's system calls around its transactions in the
+// order op-geth's state processor and miner run them, so that the sequencer,
+// the follower and the simulation engine build the same blocks go-ethereum
+// (and, on OP-stack configs, op-geth) would: the Canyon create2 deployer,
+// the EIP-4788 beacon root and EIP-2935 parent hash before the first
+// transaction; the EIP-6110/7002/7251 requests after the last one (none from
+// Isthmus on, where an OP-stack block commits to an empty requests list).
+package syscalls
+
+import (
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/misc"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/params"
+)
+
+// Pre runs the system calls that precede a block's transactions in evm,
+// whose block context is the block of header (parentHash is its parent's
+// hash). The EVM's StateDB receives every write, hooks included.
+func Pre(config *params.ChainConfig, header *types.Header, parentHash common.Hash, evm *vm.EVM) {
+	misc.EnsureCreate2Deployer(config, header.Time, evm.StateDB)
+	if root := header.ParentBeaconRoot; root != nil {
+		core.ProcessBeaconBlockRoot(*root, evm)
+	}
+	if config.IsPrague(header.Number, header.Time) || config.IsVerkle(header.Number, header.Time) {
+		core.ProcessParentBlockHash(parentHash, evm)
+	}
+}
+
+// Post runs the system calls that follow a block's transactions (whose logs
+// are logs) and returns the block's requests: nil before Prague (no
+// requests hash), an empty list on OP-stack chains from Isthmus on.
+func Post(config *params.ChainConfig, header *types.Header, logs []*types.Log, evm *vm.EVM) ([][]byte, error) {
+	if config.IsIsthmus(header.Time) {
+		return [][]byte{}, nil
+	}
+	if !config.IsPrague(header.Number, header.Time) {
+		return nil, nil
+	}
+	requests := [][]byte{}
+	if err := core.ParseDepositLogs(&requests, logs, config); err != nil {
+		return nil, fmt.Errorf("deposit logs: %w", err)
+	}
+	if err := core.ProcessWithdrawalQueue(&requests, evm); err != nil {
+		return nil, fmt.Errorf("withdrawal queue: %w", err)
+	}
+	if err := core.ProcessConsolidationQueue(&requests, evm); err != nil {
+		return nil, fmt.Errorf("consolidation queue: %w", err)
+	}
+	return requests, nil
+}
