@@ -29,7 +29,7 @@ func (v *blockView) receipts(a *API) types.Receipts {
 }
 
 // loc is the location of the block's index-th transaction.
-func (v *blockView) loc(index int) txLoc { return blockLoc(v.block, v.hash, index) }
+func (v *blockView) loc(index int) Loc { return BlockLoc(v.block, v.hash, index) }
 
 // pendingView is the pending block of snap.
 func (a *API) pendingView(snap *pending.Snapshot) *blockView {
@@ -153,8 +153,8 @@ func (a *API) blockResult(p rpc.Params, ref BlockRef) (any, error) {
 	if fullTx {
 		size = 2048 + 1024*len(v.block.Transactions())
 	}
-	opt := blockJSON{fullTx: fullTx, pending: v.snap != nil}
-	return json.RawMessage(appendBlock(make([]byte, 0, size), v.block, v.hash, opt, a.signer())), nil
+	opt := BlockOptions{FullTx: fullTx, Pending: v.snap != nil}
+	return json.RawMessage(AppendBlock(make([]byte, 0, size), v.block, v.hash, opt, a.signer())), nil
 }
 
 // selector decodes a block selector argument (numberParam, hashParam).
@@ -209,8 +209,8 @@ func (a *API) headerHandler(sel selector) rpc.Handler {
 		if v == nil || err != nil {
 			return nil, err
 		}
-		opt := blockJSON{headerOnly: true, pending: v.snap != nil}
-		return json.RawMessage(appendBlock(make([]byte, 0, 1536), v.block, v.hash, opt, nil)), nil
+		opt := BlockOptions{HeaderOnly: true, Pending: v.snap != nil}
+		return json.RawMessage(AppendBlock(make([]byte, 0, 1536), v.block, v.hash, opt, nil)), nil
 	}
 }
 
@@ -227,6 +227,6 @@ func (a *API) uncleHandler(sel selector) rpc.Handler {
 			return nil, nil
 		}
 		u := types.NewBlockWithHeader(uncles[index])
-		return json.RawMessage(appendBlock(make([]byte, 0, 1536), u, u.Hash(), blockJSON{noTxs: true}, nil)), nil
+		return json.RawMessage(AppendBlock(make([]byte, 0, 1536), u, u.Hash(), BlockOptions{NoTxs: true}, nil)), nil
 	}
 }

@@ -22,21 +22,21 @@ func (a *API) capabilities(_ context.Context, p rpc.Params) (any, error) {
 		return nil, err
 	}
 	head := a.chain.Head()
-	var e enc
-	e.b = make([]byte, 0, 512)
-	e.open()
-	e.key("head")
-	e.open()
-	e.u64("number", head.Number.Uint64())
-	e.hash("hash", a.hashes.of(head))
-	e.close()
+	var e Encoder
+	e.Buf = make([]byte, 0, 512)
+	e.Open()
+	e.Key("head")
+	e.Open()
+	e.U64("number", head.Number.Uint64())
+	e.Hash("hash", a.hashes.of(head))
+	e.Close()
 	for _, r := range capabilityResources {
-		e.key(r)
-		e.open()
-		e.boolean("disabled", false)
-		e.u64("oldestBlock", 0)
-		e.close()
+		e.Key(r)
+		e.Open()
+		e.Bool("disabled", false)
+		e.U64("oldestBlock", 0)
+		e.Close()
 	}
-	e.close()
-	return json.RawMessage(e.b), nil
+	e.Close()
+	return json.RawMessage(e.Buf), nil
 }

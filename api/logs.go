@@ -298,7 +298,7 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 			out = append(out, ',')
 		}
 		first = false
-		out = appendLog(out, l, blockHash, blockTime)
+		out = AppendLog(out, l, blockHash, blockTime)
 	}
 	if f.BlockHash != nil {
 		h := a.chain.HeaderByHash(*f.BlockHash)

@@ -183,7 +183,7 @@ func TestGetLogs(t *testing.T) {
 	l := logsOf(t, byHash)[0]
 	for k, want := range map[string]string{
 		"blockHash": quoted(b3.Hash().Hex()), "blockNumber": `"0x3"`, "transactionHash": quoted(b3.Transactions()[0].Hash().Hex()),
-		"blockTimestamp": string(appendU64(nil, b3.Time())), "data": quoted(emitWord(3).Hex()),
+		"blockTimestamp": string(AppendU64(nil, b3.Time())), "data": quoted(emitWord(3).Hex()),
 	} {
 		if string(l[k]) != want {
 			t.Errorf("%s = %s, want %s", k, l[k], want)

@@ -5,121 +5,121 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
-// blockJSON says how to write a block object.
-type blockJSON struct {
-	fullTx bool // transactions as objects rather than hashes
-	// pending nulls hash, nonce and miner, as go-ethereum does for the
+// BlockOptions says how to write a block object.
+type BlockOptions struct {
+	FullTx bool // transactions as objects rather than hashes
+	// Pending nulls hash, nonce and miner, as go-ethereum does for the
 	// pending block (its hash is not final while it is being built).
-	pending bool
-	// headerOnly writes the header object (eth_getHeaderBy*): no size,
+	Pending bool
+	// HeaderOnly writes the header object (eth_getHeaderBy*): no size,
 	// transactions, uncles or withdrawals.
-	headerOnly bool
-	// noTxs leaves out the transactions (uncle blocks).
-	noTxs bool
+	HeaderOnly bool
+	// NoTxs leaves out the transactions (uncle blocks).
+	NoTxs bool
 }
 
-// appendBlock writes the RPC block object. go-ethereum builds it as a map,
+// AppendBlock writes the RPC block object. go-ethereum builds it as a map,
 // so its keys come out sorted; they are written here in that order. hash is
 // the block's hash (used for the "hash" field and the location of full
 // transaction objects).
-func appendBlock(b []byte, block *types.Block, hash common.Hash, opt blockJSON, signer types.Signer) []byte {
+func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOptions, signer types.Signer) []byte {
 	h := block.Header()
-	e := enc{b: b}
-	e.open()
+	e := Encoder{Buf: b}
+	e.Open()
 	if h.BaseFee != nil {
-		e.big("baseFeePerGas", h.BaseFee)
+		e.Big("baseFeePerGas", h.BaseFee)
 	}
 	if h.BlobGasUsed != nil {
-		e.u64("blobGasUsed", *h.BlobGasUsed)
+		e.U64("blobGasUsed", *h.BlobGasUsed)
 	}
 	if h.BlockAccessListHash != nil {
-		e.hash("blockAccessListHash", *h.BlockAccessListHash)
+		e.Hash("blockAccessListHash", *h.BlockAccessListHash)
 	}
-	e.big("difficulty", h.Difficulty)
+	e.Big("difficulty", h.Difficulty)
 	if h.ExcessBlobGas != nil {
-		e.u64("excessBlobGas", *h.ExcessBlobGas)
+		e.U64("excessBlobGas", *h.ExcessBlobGas)
 	}
-	e.bytes("extraData", h.Extra)
-	e.u64("gasLimit", h.GasLimit)
-	e.u64("gasUsed", h.GasUsed)
-	if opt.pending {
-		e.null("hash")
+	e.Bytes("extraData", h.Extra)
+	e.U64("gasLimit", h.GasLimit)
+	e.U64("gasUsed", h.GasUsed)
+	if opt.Pending {
+		e.Null("hash")
 	} else {
-		e.hash("hash", hash)
+		e.Hash("hash", hash)
 	}
-	e.bytes("logsBloom", h.Bloom[:])
-	if opt.pending {
-		e.null("miner")
+	e.Bytes("logsBloom", h.Bloom[:])
+	if opt.Pending {
+		e.Null("miner")
 	} else {
-		e.addr("miner", h.Coinbase)
+		e.Addr("miner", h.Coinbase)
 	}
-	e.hash("mixHash", h.MixDigest)
-	if opt.pending {
-		e.null("nonce")
+	e.Hash("mixHash", h.MixDigest)
+	if opt.Pending {
+		e.Null("nonce")
 	} else {
-		e.bytes("nonce", h.Nonce[:])
+		e.Bytes("nonce", h.Nonce[:])
 	}
-	e.big("number", h.Number)
+	e.Big("number", h.Number)
 	if h.ParentBeaconRoot != nil {
-		e.hash("parentBeaconBlockRoot", *h.ParentBeaconRoot)
+		e.Hash("parentBeaconBlockRoot", *h.ParentBeaconRoot)
 	}
-	e.hash("parentHash", h.ParentHash)
-	e.hash("receiptsRoot", h.ReceiptHash)
+	e.Hash("parentHash", h.ParentHash)
+	e.Hash("receiptsRoot", h.ReceiptHash)
 	if h.RequestsHash != nil {
-		e.hash("requestsHash", *h.RequestsHash)
+		e.Hash("requestsHash", *h.RequestsHash)
 	}
-	e.hash("sha3Uncles", h.UncleHash)
-	if !opt.headerOnly {
-		e.u64("size", block.Size())
+	e.Hash("sha3Uncles", h.UncleHash)
+	if !opt.HeaderOnly {
+		e.U64("size", block.Size())
 	}
 	if h.SlotNumber != nil {
-		e.u64("slotNumber", *h.SlotNumber)
+		e.U64("slotNumber", *h.SlotNumber)
 	}
-	e.hash("stateRoot", h.Root)
-	e.u64("timestamp", h.Time)
-	if !opt.headerOnly && !opt.noTxs {
-		e.key("transactions")
-		e.b = append(e.b, '[')
+	e.Hash("stateRoot", h.Root)
+	e.U64("timestamp", h.Time)
+	if !opt.HeaderOnly && !opt.NoTxs {
+		e.Key("transactions")
+		e.Buf = append(e.Buf, '[')
 		for i, tx := range block.Transactions() {
 			if i > 0 {
-				e.b = append(e.b, ',')
+				e.Buf = append(e.Buf, ',')
 			}
-			if opt.fullTx {
-				e.b = appendTx(e.b, tx, blockLoc(block, hash, i), signer)
+			if opt.FullTx {
+				e.Buf = AppendTx(e.Buf, tx, BlockLoc(block, hash, i), signer)
 			} else {
 				h := tx.Hash()
-				e.b = appendHexBytes(e.b, h[:])
+				e.Buf = AppendHexBytes(e.Buf, h[:])
 			}
 		}
-		e.b = append(e.b, ']')
+		e.Buf = append(e.Buf, ']')
 	}
-	e.hash("transactionsRoot", h.TxHash)
-	if opt.headerOnly {
+	e.Hash("transactionsRoot", h.TxHash)
+	if opt.HeaderOnly {
 		if h.WithdrawalsHash != nil {
-			e.hash("withdrawalsRoot", *h.WithdrawalsHash)
+			e.Hash("withdrawalsRoot", *h.WithdrawalsHash)
 		}
-		e.close()
-		return e.b
+		e.Close()
+		return e.Buf
 	}
-	e.key("uncles")
-	e.b = append(e.b, '[')
+	e.Key("uncles")
+	e.Buf = append(e.Buf, '[')
 	for i, u := range block.Uncles() {
 		if i > 0 {
-			e.b = append(e.b, ',')
+			e.Buf = append(e.Buf, ',')
 		}
 		uh := u.Hash()
-		e.b = appendHexBytes(e.b, uh[:])
+		e.Buf = AppendHexBytes(e.Buf, uh[:])
 	}
-	e.b = append(e.b, ']')
+	e.Buf = append(e.Buf, ']')
 	if ws := block.Withdrawals(); ws != nil {
-		e.key("withdrawals")
-		e.b = appendWithdrawals(e.b, ws)
+		e.Key("withdrawals")
+		e.Buf = appendWithdrawals(e.Buf, ws)
 	}
 	if h.WithdrawalsHash != nil {
-		e.hash("withdrawalsRoot", *h.WithdrawalsHash)
+		e.Hash("withdrawalsRoot", *h.WithdrawalsHash)
 	}
-	e.close()
-	return e.b
+	e.Close()
+	return e.Buf
 }
 
 func appendWithdrawals(b []byte, ws types.Withdrawals) []byte {
@@ -129,13 +129,13 @@ func appendWithdrawals(b []byte, ws types.Withdrawals) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"index":`...)
-		b = appendU64(b, w.Index)
+		b = AppendU64(b, w.Index)
 		b = append(b, `,"validatorIndex":`...)
-		b = appendU64(b, w.Validator)
+		b = AppendU64(b, w.Validator)
 		b = append(b, `,"address":`...)
-		b = appendHexBytes(b, w.Address[:])
+		b = AppendHexBytes(b, w.Address[:])
 		b = append(b, `,"amount":`...)
-		b = appendU64(b, w.Amount)
+		b = AppendU64(b, w.Amount)
 		b = append(b, '}')
 	}
 	return append(b, ']')

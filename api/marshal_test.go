@@ -85,10 +85,10 @@ func decodeObject(t *testing.T, b []byte) map[string]json.RawMessage {
 // TestTxMatchesGethEncoding checks every field our RPC transaction shares
 // with go-ethereum's own transaction JSON, for every type.
 func TestTxMatchesGethEncoding(t *testing.T) {
-	loc := txLoc{BlockHash: common.Hash{0xbb}, Number: 5, Time: 60, Index: 2, BaseFee: big.NewInt(10)}
+	loc := Loc{BlockHash: common.Hash{0xbb}, Number: 5, Time: 60, Index: 2, BaseFee: big.NewInt(10)}
 	for name, tx := range testTxs(t) {
 		t.Run(name, func(t *testing.T) {
-			got := decodeObject(t, appendTx(nil, tx, loc, testSigner))
+			got := decodeObject(t, AppendTx(nil, tx, loc, testSigner))
 			ref, err := tx.MarshalJSON()
 			if err != nil {
 				t.Fatal(err)
@@ -127,10 +127,10 @@ func hexLower(b []byte) string {
 
 func TestTxTypeSpecificFields(t *testing.T) {
 	txs := testTxs(t)
-	located := txLoc{BlockHash: common.Hash{0xbb}, Number: 5, Time: 60, Index: 2, BaseFee: big.NewInt(10)}
+	located := Loc{BlockHash: common.Hash{0xbb}, Number: 5, Time: 60, Index: 2, BaseFee: big.NewInt(10)}
 	tests := []struct {
 		tx      string
-		loc     txLoc
+		loc     Loc
 		keys    []string
 		checks  map[string]string
 		missing []string
@@ -148,20 +148,20 @@ func TestTxTypeSpecificFields(t *testing.T) {
 		{"dynamic-fee", located,
 			[]string{"blockHash", "blockNumber", "blockTimestamp", "from", "gas", "gasPrice", "maxFeePerGas", "maxPriorityFeePerGas", "hash", "input", "nonce", "to", "transactionIndex", "value", "type", "accessList", "chainId", "v", "r", "s", "yParity"},
 			map[string]string{"gasPrice": `"0xc"`, "accessList": "[]", "type": `"0x2"`}, nil},
-		{"dynamic-fee", txLoc{}, nil, // not in a block: location null, price = fee cap
+		{"dynamic-fee", Loc{}, nil, // not in a block: location null, price = fee cap
 			map[string]string{"gasPrice": `"0x64"`, "blockHash": "null", "blockNumber": "null", "blockTimestamp": "null", "transactionIndex": "null"}, nil},
 		{"blob", located,
 			[]string{"blockHash", "blockNumber", "blockTimestamp", "from", "gas", "gasPrice", "maxFeePerGas", "maxPriorityFeePerGas", "maxFeePerBlobGas", "hash", "input", "nonce", "to", "transactionIndex", "value", "type", "accessList", "chainId", "blobVersionedHashes", "v", "r", "s", "yParity"},
 			map[string]string{"gasPrice": `"0xb"`, "maxFeePerBlobGas": `"0x3"`, "accessList": "[]",
 				"blobVersionedHashes": `["0x01aa000000000000000000000000000000000000000000000000000000000000"]`}, nil},
-		{"set-code", txLoc{BlockHash: common.Hash{1}, BaseFee: big.NewInt(100)}, nil,
+		{"set-code", Loc{BlockHash: common.Hash{1}, BaseFee: big.NewInt(100)}, nil,
 			map[string]string{"gasPrice": `"0x32"`, // capped by the fee cap
 				"authorizationList": `[{"chainId":"0x539","address":"0x00000000000000000000000000000000000000aa","nonce":"0x9","yParity":"0x1","r":"0xabc","s":"0xdef"}]`},
 			[]string{"blobVersionedHashes", "maxFeePerBlobGas"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.tx, func(t *testing.T) {
-			b := appendTx(nil, txs[tc.tx], tc.loc, testSigner)
+			b := AppendTx(nil, txs[tc.tx], tc.loc, testSigner)
 			if tc.keys != nil {
 				if got := objectKeys(t, b); !slices.Equal(got, tc.keys) {
 					t.Errorf("keys\n got %v\nwant %v", got, tc.keys)
@@ -191,7 +191,7 @@ func TestTxTypeSpecificFields(t *testing.T) {
 func TestReceiptEncoding(t *testing.T) {
 	txs := testTxs(t)
 	logs := []*types.Log{{Address: testTo, Topics: []common.Hash{{7}}, Data: []byte{1}, BlockNumber: 5, TxHash: common.Hash{9}, TxIndex: 2, Index: 4}}
-	loc := txLoc{BlockHash: common.Hash{0xbb}, Number: 5, Time: 60, Index: 2, BaseFee: big.NewInt(10)}
+	loc := Loc{BlockHash: common.Hash{0xbb}, Number: 5, Time: 60, Index: 2, BaseFee: big.NewInt(10)}
 	tests := []struct {
 		name    string
 		tx      string
@@ -215,7 +215,7 @@ func TestReceiptEncoding(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := appendReceipt(nil, tc.r, txs[tc.tx], loc, testSigner)
+			b := AppendReceipt(nil, tc.r, txs[tc.tx], loc, testSigner)
 			keys := objectKeys(t, b)
 			if !slices.IsSorted(keys) {
 				t.Errorf("keys not in go-ethereum's (sorted) order: %v", keys)
@@ -236,7 +236,7 @@ func TestReceiptEncoding(t *testing.T) {
 }
 
 func TestLogNilTopicsAndEmptyData(t *testing.T) {
-	got := string(appendLog(nil, &types.Log{}, common.Hash{}, 0))
+	got := string(AppendLog(nil, &types.Log{}, common.Hash{}, 0))
 	want := `{"address":"0x0000000000000000000000000000000000000000","topics":null,"data":"0x","blockNumber":"0x0","transactionHash":"0x0000000000000000000000000000000000000000000000000000000000000000","transactionIndex":"0x0","blockHash":"0x0000000000000000000000000000000000000000000000000000000000000000","blockTimestamp":"0x0","logIndex":"0x0","removed":false}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -263,15 +263,15 @@ func TestBlockEncoding(t *testing.T) {
 	}
 	block := types.NewBlockWithHeader(header).WithBody(body)
 	hash := block.Hash()
-	for _, opt := range []blockJSON{{}, {fullTx: true}, {pending: true}, {fullTx: true, pending: true}} {
-		b := appendBlock(nil, block, hash, opt, testSigner)
+	for _, opt := range []BlockOptions{{}, {FullTx: true}, {Pending: true}, {FullTx: true, Pending: true}} {
+		b := AppendBlock(nil, block, hash, opt, testSigner)
 		keys := objectKeys(t, b)
 		if !slices.IsSorted(keys) {
 			t.Errorf("%+v: keys not sorted: %v", opt, keys)
 		}
 		m := decodeObject(t, b)
 		for _, k := range []string{"hash", "nonce", "miner"} {
-			if isNull := string(m[k]) == "null"; isNull != opt.pending {
+			if isNull := string(m[k]) == "null"; isNull != opt.Pending {
 				t.Errorf("%+v: %s = %s", opt, k, m[k])
 			}
 		}
@@ -293,7 +293,7 @@ func TestBlockEncoding(t *testing.T) {
 		if err := json.Unmarshal(m["transactions"], &txsOut); err != nil || len(txsOut) != 2 {
 			t.Fatalf("transactions: %s", m["transactions"])
 		}
-		if opt.fullTx {
+		if opt.FullTx {
 			tx := decodeObject(t, txsOut[1])
 			if string(tx["blockHash"]) != `"`+hash.Hex()+`"` || string(tx["transactionIndex"]) != `"0x1"` {
 				t.Errorf("full tx location: %s %s", tx["blockHash"], tx["transactionIndex"])
@@ -304,7 +304,7 @@ func TestBlockEncoding(t *testing.T) {
 	}
 	// A pre-Shanghai block has neither withdrawals nor withdrawalsRoot.
 	old := types.NewBlockWithHeader(&types.Header{Number: big.NewInt(1), Difficulty: big.NewInt(131072)})
-	m := decodeObject(t, appendBlock(nil, old, old.Hash(), blockJSON{}, testSigner))
+	m := decodeObject(t, AppendBlock(nil, old, old.Hash(), BlockOptions{}, testSigner))
 	for _, k := range []string{"withdrawals", "withdrawalsRoot", "baseFeePerGas", "blobGasUsed", "requestsHash"} {
 		if _, ok := m[k]; ok {
 			t.Errorf("pre-London block has %s", k)
@@ -315,19 +315,19 @@ func TestBlockEncoding(t *testing.T) {
 	}
 }
 
-func appendQuotedU64(v uint64) string { return string(appendU64(nil, v)) }
+func appendQuotedU64(v uint64) string { return string(AppendU64(nil, v)) }
 
 func TestHexEncodings(t *testing.T) {
 	tests := []struct{ got, want string }{
-		{string(appendU64(nil, 0)), `"0x0"`},
-		{string(appendU64(nil, 255)), `"0xff"`},
-		{string(appendBig(nil, nil)), `null`},
-		{string(appendBig(nil, new(big.Int))), `"0x0"`},
-		{string(appendBig(nil, big.NewInt(-17))), `"-0x11"`},
-		{string(appendBig(nil, new(big.Int).Lsh(big.NewInt(1), 70))), `"0x400000000000000000"`},
-		{string(appendBig(nil, new(big.Int).SetUint64(1<<63))), `"0x8000000000000000"`},
-		{string(appendHexBytes(nil, nil)), `"0x"`},
-		{string(appendHashes(nil, nil)), `[]`},
+		{string(AppendU64(nil, 0)), `"0x0"`},
+		{string(AppendU64(nil, 255)), `"0xff"`},
+		{string(AppendBig(nil, nil)), `null`},
+		{string(AppendBig(nil, new(big.Int))), `"0x0"`},
+		{string(AppendBig(nil, big.NewInt(-17))), `"-0x11"`},
+		{string(AppendBig(nil, new(big.Int).Lsh(big.NewInt(1), 70))), `"0x400000000000000000"`},
+		{string(AppendBig(nil, new(big.Int).SetUint64(1<<63))), `"0x8000000000000000"`},
+		{string(AppendHexBytes(nil, nil)), `"0x"`},
+		{string(AppendHashes(nil, nil)), `[]`},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {
@@ -339,10 +339,10 @@ func TestHexEncodings(t *testing.T) {
 func BenchmarkAppendReceipt(b *testing.B) {
 	tx, _ := types.SignNewTx(testKey, testSigner, &types.DynamicFeeTx{ChainID: testChainID, GasTipCap: big.NewInt(2), GasFeeCap: big.NewInt(100), Gas: 30000, To: &testTo})
 	r := &types.Receipt{Status: 1, GasUsed: 21000, Logs: []*types.Log{{Address: testTo, Topics: []common.Hash{{1}, {2}}, Data: make([]byte, 64)}}}
-	loc := txLoc{BlockHash: common.Hash{1}, Number: 1, BaseFee: big.NewInt(10)}
+	loc := Loc{BlockHash: common.Hash{1}, Number: 1, BaseFee: big.NewInt(10)}
 	buf := make([]byte, 0, 4096)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = appendReceipt(buf[:0], r, tx, loc, testSigner)
+		buf = AppendReceipt(buf[:0], r, tx, loc, testSigner)
 	}
 }

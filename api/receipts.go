@@ -27,7 +27,7 @@ func (a *API) getTransactionReceipt(_ context.Context, p rpc.Params) (any, error
 	if receipt == nil {
 		return nil, nil
 	}
-	return json.RawMessage(appendReceipt(make([]byte, 0, 1600+400*len(receipt.Logs)), receipt, found.tx, found.loc, a.signer())), nil
+	return json.RawMessage(AppendReceipt(make([]byte, 0, 1600+400*len(receipt.Logs)), receipt, found.tx, found.loc, a.signer())), nil
 }
 
 func (a *API) getBlockReceipts(_ context.Context, p rpc.Params) (any, error) {
@@ -54,7 +54,7 @@ func (a *API) getBlockReceipts(_ context.Context, p rpc.Params) (any, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendReceipt(b, r, txs[i], v.loc(i), signer)
+		b = AppendReceipt(b, r, txs[i], v.loc(i), signer)
 	}
 	b = append(b, ']')
 	return json.RawMessage(b), nil

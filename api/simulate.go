@@ -94,7 +94,7 @@ func appendSimResult(b []byte, blocks []*simulate.BlockResult, fullTx bool) json
 			signer = s
 		}
 		hash := r.Block.Hash()
-		b = appendBlock(b, r.Block, hash, blockJSON{fullTx: fullTx}, signer)
+		b = AppendBlock(b, r.Block, hash, BlockOptions{FullTx: fullTx}, signer)
 		b = b[:len(b)-1] // reopen the object for "calls"
 		b = append(b, `,"calls":`...)
 		b = appendCallResults(b, r.Calls, hash, r.Block.Time())
@@ -110,30 +110,30 @@ func appendCallResults(b []byte, calls []simulate.CallResult, hash common.Hash, 
 		if i > 0 {
 			b = append(b, ',')
 		}
-		e := enc{b: b}
-		e.open()
-		e.bytes("returnData", c.ReturnData)
-		e.key("logs")
-		e.b = appendLogs(e.b, c.Logs, hash, time)
-		e.u64("gasUsed", c.GasUsed)
-		e.u64("maxUsedGas", c.MaxUsedGas)
-		e.u64("status", c.Status)
+		e := Encoder{Buf: b}
+		e.Open()
+		e.Bytes("returnData", c.ReturnData)
+		e.Key("logs")
+		e.Buf = AppendLogs(e.Buf, c.Logs, hash, time)
+		e.U64("gasUsed", c.GasUsed)
+		e.U64("maxUsedGas", c.MaxUsedGas)
+		e.U64("status", c.Status)
 		if c.Error != nil {
-			e.key("error")
-			e.open()
-			e.key("message")
+			e.Key("error")
+			e.Open()
+			e.Key("message")
 			msg, _ := json.Marshal(c.Error.Message)
-			e.b = append(e.b, msg...)
-			e.key("code")
-			e.b = strconv.AppendInt(e.b, int64(c.Error.Code), 10)
+			e.Buf = append(e.Buf, msg...)
+			e.Key("code")
+			e.Buf = strconv.AppendInt(e.Buf, int64(c.Error.Code), 10)
 			if c.Error.Data != "" {
-				e.key("data")
-				e.b = appendQuoted(e.b, c.Error.Data)
+				e.Key("data")
+				e.Buf = AppendQuoted(e.Buf, c.Error.Data)
 			}
-			e.close()
+			e.Close()
 		}
-		e.close()
-		b = e.b
+		e.Close()
+		b = e.Buf
 	}
 	return append(b, ']')
 }

@@ -14,24 +14,24 @@ import (
 // AppendBlockJSON appends the RPC block object of block, whose hash is hash
 // (written as such, also for a pending block: flashblocks consumers need it).
 func AppendBlockJSON(b []byte, block *types.Block, hash common.Hash, fullTx bool, signer types.Signer) []byte {
-	return appendBlock(b, block, hash, blockJSON{fullTx: fullTx}, signer)
+	return AppendBlock(b, block, hash, BlockOptions{FullTx: fullTx}, signer)
 }
 
 // AppendTxJSON appends the RPC transaction object of tx at index of the block
 // (blockHash, number, time, baseFee). A zero blockHash writes a transaction in
 // no block yet (location fields null), as for a pool transaction.
 func AppendTxJSON(b []byte, tx *types.Transaction, blockHash common.Hash, number, time, index uint64, baseFee *big.Int, signer types.Signer) []byte {
-	return appendTx(b, tx, txLoc{BlockHash: blockHash, Number: number, Time: time, Index: index, BaseFee: baseFee}, signer)
+	return AppendTx(b, tx, Loc{BlockHash: blockHash, Number: number, Time: time, Index: index, BaseFee: baseFee}, signer)
 }
 
 // AppendLogsJSON appends logs as a JSON array, stamped with blockHash and blockTime.
 func AppendLogsJSON(b []byte, logs []*types.Log, blockHash common.Hash, blockTime uint64) []byte {
-	return appendLogs(b, logs, blockHash, blockTime)
+	return AppendLogs(b, logs, blockHash, blockTime)
 }
 
 // AppendLogJSON appends one log, stamped with blockHash and blockTime.
 func AppendLogJSON(b []byte, l *types.Log, blockHash common.Hash, blockTime uint64) []byte {
-	return appendLog(b, l, blockHash, blockTime)
+	return AppendLog(b, l, blockHash, blockTime)
 }
 
 // Matches reports whether a log satisfies the filter's address and topic

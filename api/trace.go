@@ -220,7 +220,7 @@ func (a *API) traceBlock(ctx context.Context, t *replayTarget, c *TraceConfig) (
 			out = append(out, ',')
 		}
 		out = append(out, `{"txHash":`...)
-		out = appendHexBytes(out, tx.Hash().Bytes())
+		out = AppendHexBytes(out, tx.Hash().Bytes())
 		if len(res) > 0 {
 			out = append(out, `,"result":`...)
 			out = append(out, res...)
