@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
@@ -29,7 +30,7 @@ func (v *blockView) receipts(a *API) types.Receipts {
 }
 
 // loc is the location of the block's index-th transaction.
-func (v *blockView) loc(index int) Loc { return BlockLoc(v.block, v.hash, index) }
+func (v *blockView) loc(index int) ethjson.Loc { return ethjson.BlockLoc(v.block, v.hash, index) }
 
 // pendingView is the pending block of snap.
 func (a *API) pendingView(snap *pending.Snapshot) *blockView {
@@ -153,8 +154,8 @@ func (a *API) blockResult(p rpc.Params, ref BlockRef) (any, error) {
 	if fullTx {
 		size = 2048 + 1024*len(v.block.Transactions())
 	}
-	opt := BlockOptions{FullTx: fullTx, Pending: v.snap != nil}
-	return json.RawMessage(AppendBlock(make([]byte, 0, size), v.block, v.hash, opt, a.signer())), nil
+	opt := ethjson.BlockOptions{FullTx: fullTx, Pending: v.snap != nil}
+	return json.RawMessage(ethjson.AppendBlock(make([]byte, 0, size), v.block, v.hash, opt, a.signer())), nil
 }
 
 // selector decodes a block selector argument (numberParam, hashParam).
@@ -209,8 +210,8 @@ func (a *API) headerHandler(sel selector) rpc.Handler {
 		if v == nil || err != nil {
 			return nil, err
 		}
-		opt := BlockOptions{HeaderOnly: true, Pending: v.snap != nil}
-		return json.RawMessage(AppendBlock(make([]byte, 0, 1536), v.block, v.hash, opt, nil)), nil
+		opt := ethjson.BlockOptions{HeaderOnly: true, Pending: v.snap != nil}
+		return json.RawMessage(ethjson.AppendBlock(make([]byte, 0, 1536), v.block, v.hash, opt, nil)), nil
 	}
 }
 
@@ -227,6 +228,6 @@ func (a *API) uncleHandler(sel selector) rpc.Handler {
 			return nil, nil
 		}
 		u := types.NewBlockWithHeader(uncles[index])
-		return json.RawMessage(AppendBlock(make([]byte, 0, 1536), u, u.Hash(), BlockOptions{NoTxs: true}, nil)), nil
+		return json.RawMessage(ethjson.AppendBlock(make([]byte, 0, 1536), u, u.Hash(), ethjson.BlockOptions{NoTxs: true}, nil)), nil
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/conformance"
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
@@ -239,13 +240,13 @@ func TestSealedTxAndReceipt(t *testing.T) {
 		t.Errorf("by hash and by index differ:\n%s\n%s", got, byIndex)
 	}
 	wantPrice := new(big.Int).Add(f.blocks[2].BaseFee(), readsTip)
-	if p := field(t, got, "gasPrice"); p != string(AppendBig(nil, wantPrice)) {
+	if p := field(t, got, "gasPrice"); p != string(ethjson.AppendBig(nil, wantPrice)) {
 		t.Errorf("gasPrice = %s, want base fee + tip %s", p, wantPrice)
 	}
 	r := mustCall(t, a.getTransactionReceipt, quoted(tx.Hash().Hex()))
 	for k, want := range map[string]string{
 		"blockHash": quoted(f.blocks[2].Hash().Hex()), "blockNumber": `"0x3"`, "status": `"0x1"`,
-		"effectiveGasPrice": string(AppendBig(nil, wantPrice)), "from": quoted(strings.ToLower(testAddr.Hex())),
+		"effectiveGasPrice": string(ethjson.AppendBig(nil, wantPrice)), "from": quoted(strings.ToLower(testAddr.Hex())),
 	} {
 		if g := field(t, r, k); g != want {
 			t.Errorf("receipt %s = %s, want %s", k, g, want)
@@ -261,7 +262,7 @@ func TestSealedTxAndReceipt(t *testing.T) {
 	}
 	raw := mustCall(t, a.debugGetRawTransaction, quoted(tx.Hash().Hex()))
 	enc, _ := tx.MarshalBinary()
-	if raw != string(AppendHexBytes(nil, enc)) {
+	if raw != string(ethjson.AppendHexBytes(nil, enc)) {
 		t.Errorf("raw tx = %s", raw)
 	}
 }
@@ -363,7 +364,7 @@ func TestHeadersAndUncles(t *testing.T) {
 			got := mustCall(t, a.uncleHandler(numberParam), num, fmt.Sprintf(`"0x%x"`, i))
 			m := decodeObject(t, []byte(got))
 			if string(m["hash"]) != quoted(u.Hash().Hex()) || m["transactions"] != nil || string(m["uncles"]) != "[]" ||
-				string(m["size"]) != string(AppendU64(nil, types.NewBlockWithHeader(u).Size())) {
+				string(m["size"]) != string(ethjson.AppendU64(nil, types.NewBlockWithHeader(u).Size())) {
 				t.Errorf("block %d uncle %d: %s", n, i, got)
 			}
 			byHash := mustCall(t, a.uncleHandler(hashParam), quoted(b.Hash().Hex()), fmt.Sprintf(`"0x%x"`, i))
@@ -379,7 +380,7 @@ func TestHeadersAndUncles(t *testing.T) {
 		}
 		for i, tx := range b.Transactions() {
 			enc, _ := tx.MarshalBinary()
-			if got := mustCall(t, a.rawTxByIndex(numberParam), num, fmt.Sprintf(`"0x%x"`, i)); got != string(AppendHexBytes(nil, enc)) {
+			if got := mustCall(t, a.rawTxByIndex(numberParam), num, fmt.Sprintf(`"0x%x"`, i)); got != string(ethjson.AppendHexBytes(nil, enc)) {
 				t.Errorf("raw tx %d/%d = %s", n, i, got)
 			}
 		}

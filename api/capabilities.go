@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -22,7 +23,7 @@ func (a *API) capabilities(_ context.Context, p rpc.Params) (any, error) {
 		return nil, err
 	}
 	head := a.chain.Head()
-	var e Encoder
+	var e ethjson.Encoder
 	e.Buf = make([]byte, 0, 512)
 	e.Open()
 	e.Key("head")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/consensus/misc/eip1559"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -16,15 +17,15 @@ func TestTipSuggestion(t *testing.T) {
 	f := newReadsFixture(t)
 	a := f.api
 	// Every sampled block holds two transactions tipping readsTip.
-	if got, want := mustCall(t, a.maxPriorityFeePerGas), string(AppendBig(nil, readsTip)); got != want {
+	if got, want := mustCall(t, a.maxPriorityFeePerGas), string(ethjson.AppendBig(nil, readsTip)); got != want {
 		t.Errorf("maxPriorityFeePerGas = %s, want %s", got, want)
 	}
 	head := f.chain.Head()
-	if got, want := mustCall(t, a.gasPrice), string(AppendBig(nil, new(big.Int).Add(readsTip, head.BaseFee))); got != want {
+	if got, want := mustCall(t, a.gasPrice), string(ethjson.AppendBig(nil, new(big.Int).Add(readsTip, head.BaseFee))); got != want {
 		t.Errorf("gasPrice = %s, want %s", got, want)
 	}
 	// The next block's base fee.
-	if got, want := mustCall(t, a.baseFee), string(AppendBig(nil, eip1559.CalcBaseFee(f.chain.Config(), head, head.Time+1))); got != want {
+	if got, want := mustCall(t, a.baseFee), string(ethjson.AppendBig(nil, eip1559.CalcBaseFee(f.chain.Config(), head, head.Time+1))); got != want {
 		t.Errorf("baseFee = %s, want %s", got, want)
 	}
 	if got := mustCall(t, a.blobBaseFee); got != `"0x1"` {
@@ -51,17 +52,17 @@ func TestFeeHistory(t *testing.T) {
 		}
 	}
 	decode(mustCall(t, a.feeHistory, `"0x2"`, `"latest"`, `[25,75]`))
-	tip := string(AppendBig(nil, readsTip))
+	tip := string(ethjson.AppendBig(nil, readsTip))
 	if res.OldestBlock != "0x3" || len(res.BaseFee) != 3 || len(res.GasUsedRatio) != 2 || len(res.Reward) != 2 || len(res.BlobBaseFee) != 3 {
 		t.Fatalf("shape: %+v", res)
 	}
 	if quoted(res.Reward[1][1]) != tip {
 		t.Errorf("reward = %v, want %s", res.Reward, tip)
 	}
-	if want := string(AppendBig(nil, f.blocks[3].BaseFee())); quoted(res.BaseFee[1]) != want {
+	if want := string(ethjson.AppendBig(nil, f.blocks[3].BaseFee())); quoted(res.BaseFee[1]) != want {
 		t.Errorf("baseFee[1] = %s, want block 4's %s", res.BaseFee[1], want)
 	}
-	if want := string(AppendBig(nil, eip1559.CalcBaseFee(f.chain.Config(), f.chain.Head(), f.chain.Head().Time+1))); quoted(res.BaseFee[2]) != want {
+	if want := string(ethjson.AppendBig(nil, eip1559.CalcBaseFee(f.chain.Config(), f.chain.Head(), f.chain.Head().Time+1))); quoted(res.BaseFee[2]) != want {
 		t.Errorf("next base fee = %s, want %s", res.BaseFee[2], want)
 	}
 	if r := res.GasUsedRatio[1]; r <= 0 || r >= 1 {

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
@@ -152,6 +153,10 @@ func decodeTopic(s string) (common.Hash, error) {
 	b, err := decodeFixedHex(s, common.HashLength, "topic")
 	return common.BytesToHash(b), err
 }
+
+// Matches reports whether a log satisfies the filter's address and topic
+// criteria (the block range is not considered).
+func (f *LogFilter) Matches(l *types.Log) bool { return f.matches(l) }
 
 // matches reports whether a log satisfies the address and topic criteria.
 func (f *LogFilter) matches(l *types.Log) bool {
@@ -298,7 +303,7 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 			out = append(out, ',')
 		}
 		first = false
-		out = AppendLog(out, l, blockHash, blockTime)
+		out = ethjson.AppendLog(out, l, blockHash, blockTime)
 	}
 	if f.BlockHash != nil {
 		h := a.chain.HeaderByHash(*f.BlockHash)

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -183,7 +184,7 @@ func TestGetLogs(t *testing.T) {
 	l := logsOf(t, byHash)[0]
 	for k, want := range map[string]string{
 		"blockHash": quoted(b3.Hash().Hex()), "blockNumber": `"0x3"`, "transactionHash": quoted(b3.Transactions()[0].Hash().Hex()),
-		"blockTimestamp": string(AppendU64(nil, b3.Time())), "data": quoted(emitWord(3).Hex()),
+		"blockTimestamp": string(ethjson.AppendU64(nil, b3.Time())), "data": quoted(emitWord(3).Hex()),
 	} {
 		if string(l[k]) != want {
 			t.Errorf("%s = %s, want %s", k, l[k], want)

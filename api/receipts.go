@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -27,7 +28,7 @@ func (a *API) getTransactionReceipt(_ context.Context, p rpc.Params) (any, error
 	if receipt == nil {
 		return nil, nil
 	}
-	return json.RawMessage(AppendReceipt(make([]byte, 0, 1600+400*len(receipt.Logs)), receipt, found.tx, found.loc, a.signer())), nil
+	return json.RawMessage(ethjson.AppendReceipt(make([]byte, 0, 1600+400*len(receipt.Logs)), receipt, found.tx, found.loc, a.signer())), nil
 }
 
 func (a *API) getBlockReceipts(_ context.Context, p rpc.Params) (any, error) {
@@ -54,7 +55,7 @@ func (a *API) getBlockReceipts(_ context.Context, p rpc.Params) (any, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendReceipt(b, r, txs[i], v.loc(i), signer)
+		b = ethjson.AppendReceipt(b, r, txs[i], v.loc(i), signer)
 	}
 	b = append(b, ']')
 	return json.RawMessage(b), nil

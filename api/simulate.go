@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/simulate"
 )
@@ -94,7 +95,7 @@ func appendSimResult(b []byte, blocks []*simulate.BlockResult, fullTx bool) json
 			signer = s
 		}
 		hash := r.Block.Hash()
-		b = AppendBlock(b, r.Block, hash, BlockOptions{FullTx: fullTx}, signer)
+		b = ethjson.AppendBlock(b, r.Block, hash, ethjson.BlockOptions{FullTx: fullTx}, signer)
 		b = b[:len(b)-1] // reopen the object for "calls"
 		b = append(b, `,"calls":`...)
 		b = appendCallResults(b, r.Calls, hash, r.Block.Time())
@@ -110,11 +111,11 @@ func appendCallResults(b []byte, calls []simulate.CallResult, hash common.Hash, 
 		if i > 0 {
 			b = append(b, ',')
 		}
-		e := Encoder{Buf: b}
+		e := ethjson.Encoder{Buf: b}
 		e.Open()
 		e.Bytes("returnData", c.ReturnData)
 		e.Key("logs")
-		e.Buf = AppendLogs(e.Buf, c.Logs, hash, time)
+		e.Buf = ethjson.AppendLogs(e.Buf, c.Logs, hash, time)
 		e.U64("gasUsed", c.GasUsed)
 		e.U64("maxUsedGas", c.MaxUsedGas)
 		e.U64("status", c.Status)
@@ -128,7 +129,7 @@ func appendCallResults(b []byte, calls []simulate.CallResult, hash common.Hash, 
 			e.Buf = strconv.AppendInt(e.Buf, int64(c.Error.Code), 10)
 			if c.Error.Data != "" {
 				e.Key("data")
-				e.Buf = AppendQuoted(e.Buf, c.Error.Data)
+				e.Buf = ethjson.AppendQuoted(e.Buf, c.Error.Data)
 			}
 			e.Close()
 		}

@@ -17,6 +17,7 @@ import (
 	_ "github.com/ethereum/go-ethereum/eth/tracers/native" // callTracer, prestateTracer, 4byteTracer, muxTracer, …
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/simulate"
@@ -220,7 +221,7 @@ func (a *API) traceBlock(ctx context.Context, t *replayTarget, c *TraceConfig) (
 			out = append(out, ',')
 		}
 		out = append(out, `{"txHash":`...)
-		out = AppendHexBytes(out, tx.Hash().Bytes())
+		out = ethjson.AppendHexBytes(out, tx.Hash().Bytes())
 		if len(res) > 0 {
 			out = append(out, `,"result":`...)
 			out = append(out, res...)

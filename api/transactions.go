@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -22,7 +23,7 @@ func (a *API) signer() types.Signer {
 // foundTx is a transaction found by hash and where it sits.
 type foundTx struct {
 	tx  *types.Transaction
-	loc Loc
+	loc ethjson.Loc
 	// preconfirmed: the transaction is in the pending snapshot; receipt is
 	// then its pre-confirmation receipt (nil if the snapshot has none yet).
 	preconfirmed bool
@@ -37,7 +38,7 @@ func (a *API) lookupTx(hash common.Hash) (foundTx, bool) {
 			// The header's hash is the pending block's (no need to
 			// assemble the block for it).
 			h := snap.Header
-			loc := Loc{BlockHash: a.pendingBlockHash(snap), Number: h.Number.Uint64(), Time: h.Time, Index: uint64(i), BaseFee: h.BaseFee}
+			loc := ethjson.Loc{BlockHash: a.pendingBlockHash(snap), Number: h.Number.Uint64(), Time: h.Time, Index: uint64(i), BaseFee: h.BaseFee}
 			return foundTx{tx: tx, loc: loc, preconfirmed: true, receipt: r}, true
 		}
 	}
@@ -49,7 +50,7 @@ func (a *API) lookupTx(hash common.Hash) (foundTx, bool) {
 	if h == nil {
 		return foundTx{}, false
 	}
-	return foundTx{tx: tx, loc: Loc{BlockHash: blockHash, Number: number, Time: h.Time, Index: index, BaseFee: h.BaseFee}}, true
+	return foundTx{tx: tx, loc: ethjson.Loc{BlockHash: blockHash, Number: number, Time: h.Time, Index: index, BaseFee: h.BaseFee}}, true
 }
 
 func hashArg(p rpc.Params) (common.Hash, error) {
@@ -70,7 +71,7 @@ func (a *API) getTransactionByHash(_ context.Context, p rpc.Params) (any, error)
 	if !ok {
 		return nil, nil
 	}
-	return json.RawMessage(AppendTx(make([]byte, 0, 1024), found.tx, found.loc, a.signer())), nil
+	return json.RawMessage(ethjson.AppendTx(make([]byte, 0, 1024), found.tx, found.loc, a.signer())), nil
 }
 
 // txByIndex builds eth_getTransactionByBlock*AndIndex: null for an
@@ -85,7 +86,7 @@ func (a *API) txByIndex(sel selector) rpc.Handler {
 		if index >= uint64(len(txs)) {
 			return nil, nil
 		}
-		return json.RawMessage(AppendTx(make([]byte, 0, 1024), txs[index], v.loc(int(index)), a.signer())), nil
+		return json.RawMessage(ethjson.AppendTx(make([]byte, 0, 1024), txs[index], v.loc(int(index)), a.signer())), nil
 	}
 }
 

@@ -2,12 +2,12 @@ package subscribe
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/api"
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 )
 
@@ -82,7 +82,7 @@ func (s *Service) onSnapshot(snap *pending.Snapshot) {
 	fb := newFlashblock(snap)
 	if s.has(kindFlashblocks) {
 		// Base's newFlashblocks: the pending block so far, transactions hydrated.
-		enc := api.AppendBlockJSON(nil, snap.Block(), fb.hash, true, s.signer)
+		enc := ethjson.AppendBlock(nil, snap.Block(), fb.hash, ethjson.BlockOptions{FullTx: true}, s.signer)
 		s.each(kindFlashblocks, func(sb *subscriber) { sb.sub.Notify(enc) })
 	}
 	if len(fb.txs) == 0 {
@@ -109,7 +109,7 @@ func (s *Service) pendingTxs(fb *flashblock) {
 		s.each(kindPendingTxs, func(sb *subscriber) {
 			if sb.full {
 				if fullEnc == nil {
-					fullEnc = api.AppendTxJSON(nil, tx, common.Hash{}, 0, 0, 0, baseFee, s.signer)
+					fullEnc = ethjson.AppendTx(nil, tx, ethjson.Loc{BaseFee: baseFee}, s.signer)
 				}
 				sb.sub.Notify(fullEnc)
 				return
@@ -165,33 +165,33 @@ func anyLogMatches(f *api.LogFilter, r *types.Receipt) bool {
 // contractAddress and logsBloom from its receipt.
 func (s *Service) txWithLogs(fb *flashblock, index int, tx *types.Transaction, r *types.Receipt) []byte {
 	h := fb.snap.Header
-	b := api.AppendTxJSON(nil, tx, fb.hash, h.Number.Uint64(), h.Time, uint64(index), h.BaseFee, s.signer)
+	b := ethjson.AppendTx(nil, tx, ethjson.Loc{BlockHash: fb.hash, Number: h.Number.Uint64(), Time: h.Time, Index: uint64(index), BaseFee: h.BaseFee}, s.signer)
 	b = b[:len(b)-1] // reopen the object
 	b = append(b, `,"logs":`...)
 	if r == nil {
 		b = append(b, `[]}`...)
 		return b
 	}
-	b = api.AppendLogsJSON(b, r.Logs, fb.hash, h.Time)
+	b = ethjson.AppendLogs(b, r.Logs, fb.hash, h.Time)
 	b = append(b, `,"gasUsed":`...)
-	b = appendQuantity(b, r.GasUsed)
+	b = ethjson.AppendU64(b, r.GasUsed)
 	if len(r.PostState) > 0 {
 		b = append(b, `,"root":`...)
-		b = appendHex(b, r.PostState)
+		b = ethjson.AppendHexBytes(b, r.PostState)
 	} else {
 		b = append(b, `,"status":`...)
-		b = appendQuantity(b, r.Status)
+		b = ethjson.AppendU64(b, r.Status)
 	}
 	b = append(b, `,"cumulativeGasUsed":`...)
-	b = appendQuantity(b, r.CumulativeGasUsed)
+	b = ethjson.AppendU64(b, r.CumulativeGasUsed)
 	b = append(b, `,"contractAddress":`...)
 	if r.ContractAddress != (common.Address{}) {
-		b = appendHex(b, r.ContractAddress[:])
+		b = ethjson.AppendHexBytes(b, r.ContractAddress[:])
 	} else {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"logsBloom":`...)
-	b = appendHex(b, r.Bloom[:])
+	b = ethjson.AppendHexBytes(b, r.Bloom[:])
 	return append(b, '}')
 }
 
@@ -212,7 +212,7 @@ func (s *Service) pendingLogs(fb *flashblock) {
 					return
 				}
 				if enc == nil {
-					enc = api.AppendLogJSON(nil, l, fb.hash, h.Time)
+					enc = ethjson.AppendLog(nil, l, fb.hash, h.Time)
 				}
 				sb.sub.Notify(enc)
 			})
@@ -220,19 +220,4 @@ func (s *Service) pendingLogs(fb *flashblock) {
 	}
 }
 
-func quoteHash(h common.Hash) []byte { return appendHex(nil, h[:]) }
-
-func appendHex(b, v []byte) []byte {
-	const digits = "0123456789abcdef"
-	b = append(b, '"', '0', 'x')
-	for _, c := range v {
-		b = append(b, digits[c>>4], digits[c&0xf])
-	}
-	return append(b, '"')
-}
-
-func appendQuantity(b []byte, v uint64) []byte {
-	b = append(b, '"', '0', 'x')
-	b = strconv.AppendUint(b, v, 16)
-	return append(b, '"')
-}
+func quoteHash(h common.Hash) []byte { return ethjson.AppendHexBytes(nil, h[:]) }

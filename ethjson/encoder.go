@@ -1,4 +1,10 @@
-package api
+// Package ethjson writes go-ethereum's JSON-RPC objects — blocks,
+// transactions, receipts and logs — byte for byte as go-ethereum answers
+// them, without reflection. The method handlers (package api) and the
+// subscriptions (package subscribe) share these encoders, so that a
+// notification carries exactly the bytes the matching eth_get* method
+// answers.
+package ethjson
 
 import (
 	"encoding/hex"

@@ -1,4 +1,4 @@
-package api
+package ethjson
 
 import (
 	"github.com/ethereum/go-ethereum/common"

@@ -1,4 +1,4 @@
-package api
+package ethjson
 
 import (
 	"math/big"
