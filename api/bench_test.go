@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
@@ -103,14 +104,14 @@ func BenchmarkStateAt(b *testing.B) {
 	b.Run("latest", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, _, err := a.stateAt(Latest); err != nil {
+			if _, _, _, err := a.stateAt(ethjson.Latest); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	publishOverHead(b, src, c)
 	b.Run("pending-snapshot", func(b *testing.B) {
-		ref := BlockRef{Tag: TagPending}
+		ref := ethjson.BlockRef{Tag: ethjson.TagPending}
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, _, snap, err := a.stateAt(ref); err != nil || snap == nil {

@@ -41,7 +41,7 @@ func (a *API) pendingView(snap *pending.Snapshot) *blockView {
 // view and a nil error (the methods answer null), as in go-ethereum; a tag
 // that names nothing yet (safe, finalized) is an error. "pending" is the
 // pending snapshot's block, or the latest block when nothing is pending.
-func (a *API) resolveBlock(ref BlockRef) (*blockView, error) {
+func (a *API) resolveBlock(ref ethjson.BlockRef) (*blockView, error) {
 	var b *types.Block
 	switch {
 	case ref.Hash != nil:
@@ -52,20 +52,20 @@ func (a *API) resolveBlock(ref BlockRef) (*blockView, error) {
 		if ref.RequireCanonical && !a.chain.IsCanonical(b.Header()) {
 			return nil, &rpc.ServerError{Msg: "hash is not currently canonical"}
 		}
-	case ref.Tag == TagPending:
+	case ref.Tag == ethjson.TagPending:
 		if snap := a.pendingSnapshot(); snap != nil {
 			return a.pendingView(snap), nil
 		}
 		b = a.headBlock()
-	case ref.Tag == TagLatest:
+	case ref.Tag == ethjson.TagLatest:
 		b = a.headBlock()
-	case ref.Tag == TagSafe, ref.Tag == TagFinalized:
+	case ref.Tag == ethjson.TagSafe, ref.Tag == ethjson.TagFinalized:
 		h, err := a.header(ref)
 		if err != nil {
 			return nil, err
 		}
 		b = a.chain.BlockByHash(h.Hash())
-	case ref.Tag == TagEarliest:
+	case ref.Tag == ethjson.TagEarliest:
 		b = a.chain.BlockByNumber(0)
 	default:
 		b = a.chain.BlockByNumber(ref.Number)
@@ -81,28 +81,28 @@ func (a *API) headBlock() *types.Block {
 }
 
 // numberParam decodes a required block-number selector (no hashes).
-func numberParam(p rpc.Params, i int) (BlockRef, error) {
-	var n BlockNumber
+func numberParam(p rpc.Params, i int) (ethjson.BlockRef, error) {
+	var n ethjson.BlockNumber
 	if err := p.Required(i, &n); err != nil {
-		return Latest, err
+		return ethjson.Latest, err
 	}
-	return BlockRef(n), nil
+	return ethjson.BlockRef(n), nil
 }
 
 // hashParam decodes a required block hash as a selector.
-func hashParam(p rpc.Params, i int) (BlockRef, error) {
+func hashParam(p rpc.Params, i int) (ethjson.BlockRef, error) {
 	var h common.Hash
 	if err := p.Required(i, &h); err != nil {
-		return Latest, err
+		return ethjson.Latest, err
 	}
-	return BlockRef{Hash: &h}, nil
+	return ethjson.BlockRef{Hash: &h}, nil
 }
 
 // refParam decodes a required number-or-hash selector (EIP-1898).
-func refParam(p rpc.Params, i int) (BlockRef, error) {
-	var ref BlockRef
+func refParam(p rpc.Params, i int) (ethjson.BlockRef, error) {
+	var ref ethjson.BlockRef
 	if err := p.Required(i, &ref); err != nil {
-		return Latest, err
+		return ethjson.Latest, err
 	}
 	return ref, nil
 }
@@ -141,7 +141,7 @@ func (a *API) getBlockByHash(_ context.Context, p rpc.Params) (any, error) {
 }
 
 // blockResult answers eth_getBlockBy*: the block object or null.
-func (a *API) blockResult(p rpc.Params, ref BlockRef) (any, error) {
+func (a *API) blockResult(p rpc.Params, ref ethjson.BlockRef) (any, error) {
 	var fullTx bool
 	if err := argument(p, 1, &fullTx); err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (a *API) blockResult(p rpc.Params, ref BlockRef) (any, error) {
 }
 
 // selector decodes a block selector argument (numberParam, hashParam).
-type selector func(rpc.Params, int) (BlockRef, error)
+type selector func(rpc.Params, int) (ethjson.BlockRef, error)
 
 // selectBlock decodes the arguments of a per-block method — the block at 0
 // and, when indexed, an index at 1 — and resolves the block (nil when it is

@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/simulate"
@@ -27,8 +28,8 @@ func (a *API) SetSimulateOptions(o simulate.Options) {
 // with applied set, the pre-confirmed diffs are written into a StateDB over
 // the parent's trie so that state roots can be hashed, otherwise they are
 // read through the snapshot's overlay (no copying).
-func (a *API) execState(ref BlockRef, applied bool) (*types.Header, *state.StateDB, *pending.Snapshot, error) {
-	if ref.Tag == TagPending {
+func (a *API) execState(ref ethjson.BlockRef, applied bool) (*types.Header, *state.StateDB, *pending.Snapshot, error) {
+	if ref.Tag == ethjson.TagPending {
 		if snap := a.pendingSnapshot(); snap != nil {
 			db, err := a.pendingStateDB(snap, applied)
 			if err != nil {
@@ -36,7 +37,7 @@ func (a *API) execState(ref BlockRef, applied bool) (*types.Header, *state.State
 			}
 			return snap.Header, db, snap, nil
 		}
-		ref = Latest
+		ref = ethjson.Latest
 	}
 	h, err := a.header(ref)
 	if err != nil {
@@ -91,7 +92,7 @@ func rpcError(err error) error {
 
 // callParams decodes (call, block?, stateOverrides?, blockOverrides?); max
 // says how many of these positions the method takes.
-func callParams(p rpc.Params, max int) (args simulate.CallArgs, ref BlockRef, so simulate.StateOverride, bo *simulate.BlockOverrides, err error) {
+func callParams(p rpc.Params, max int) (args simulate.CallArgs, ref ethjson.BlockRef, so simulate.StateOverride, bo *simulate.BlockOverrides, err error) {
 	if err = p.Max(max); err != nil {
 		return
 	}

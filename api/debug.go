@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rlp"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -18,9 +19,9 @@ import (
 // unknown transaction gives "0x".
 
 // rawBlock resolves the selector of the debug_getRaw* block methods.
-func (a *API) rawBlock(p rpc.Params) (*blockView, BlockRef, error) {
+func (a *API) rawBlock(p rpc.Params) (*blockView, ethjson.BlockRef, error) {
 	if err := p.Max(1); err != nil {
-		return nil, Latest, err
+		return nil, ethjson.Latest, err
 	}
 	ref, err := refParam(p, 0)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
@@ -261,12 +262,12 @@ func (a *API) feeHistory(_ context.Context, p rpc.Params) (any, error) {
 		lastNum      uint64
 	)
 	switch last.Tag {
-	case TagNone:
+	case ethjson.TagNone:
 		if last.Number > headNum {
 			return nil, &rpc.ServerError{Msg: fmt.Sprintf("request beyond head block: requested %d, head %d", last.Number, headNum)}
 		}
 		lastNum = last.Number
-	case TagPending:
+	case ethjson.TagPending:
 		if snap := a.pendingSnapshot(); snap != nil {
 			pendingBlock = a.pendingView(snap)
 			lastNum = pendingBlock.block.NumberU64()

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -86,7 +87,7 @@ func (a *API) getProof(ctx context.Context, p rpc.Params) (any, error) {
 			return nil, err
 		}
 	}
-	if ref.Tag == TagPending && a.pendingSnapshot() != nil {
+	if ref.Tag == ethjson.TagPending && a.pendingSnapshot() != nil {
 		return nil, &rpc.ServerError{Msg: "proofs are not available for the pending block (its state root is not computed until it is sealed)"}
 	}
 	h, err := a.header(ref)

@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -19,13 +20,13 @@ import (
 const maxStorageValues = 1024
 
 // addrAndRef decodes the common (address, block) parameter pair.
-func addrAndRef(p rpc.Params, max int) (common.Address, BlockRef, error) {
+func addrAndRef(p rpc.Params, max int) (common.Address, ethjson.BlockRef, error) {
 	var addr common.Address
 	if err := p.Max(max); err != nil {
-		return addr, Latest, err
+		return addr, ethjson.Latest, err
 	}
 	if err := p.Required(0, &addr); err != nil {
-		return addr, Latest, err
+		return addr, ethjson.Latest, err
 	}
 	ref, err := blockRefParam(p, max-1)
 	return addr, ref, err

@@ -245,12 +245,12 @@ func (a *API) traceTx(ctx context.Context, t *replayTarget, index int, c *TraceC
 }
 
 func (a *API) debugTraceBlockByNumber(ctx context.Context, p rpc.Params) (any, error) {
-	var n BlockNumber
+	var n ethjson.BlockNumber
 	c, err := traceParams(p, &n)
 	if err != nil {
 		return nil, err
 	}
-	ref := BlockRef(n)
+	ref := ethjson.BlockRef(n)
 	v, err := a.resolveBlock(ref)
 	if err != nil {
 		return nil, err
@@ -351,7 +351,7 @@ func (a *API) debugTraceCall(ctx context.Context, p rpc.Params) (any, error) {
 
 // traceCallState resolves debug_traceCall's block: its header and a
 // private StateDB after it, or before its transaction txIndex.
-func (a *API) traceCallState(ctx context.Context, ref BlockRef, txIndex *hexutil.Uint) (*types.Header, *state.StateDB, error) {
+func (a *API) traceCallState(ctx context.Context, ref ethjson.BlockRef, txIndex *hexutil.Uint) (*types.Header, *state.StateDB, error) {
 	if txIndex == nil {
 		h, db, _, err := a.execState(ref, false)
 		if err != nil {

@@ -1,9 +1,11 @@
-// Package ethjson writes go-ethereum's JSON-RPC objects — blocks,
-// transactions, receipts and logs — byte for byte as go-ethereum answers
-// them, without reflection. The method handlers (package api) and the
-// subscriptions (package subscribe) share these encoders, so that a
+// Package ethjson holds go-ethereum's JSON-RPC objects in their exact wire
+// form: the encoders of blocks, transactions, receipts and logs, written byte
+// for byte as go-ethereum answers them and without reflection, and the block
+// selectors (BlockRef) and log filters (LogFilter) requests carry, decoded
+// with go-ethereum's rules and messages. The method handlers (package api)
+// and the subscriptions (package subscribe) share them, so that a
 // notification carries exactly the bytes the matching eth_get* method
-// answers.
+// answers and a filter means the same in eth_getLogs and eth_subscribe.
 package ethjson
 
 import (

@@ -6,7 +6,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 )
@@ -148,7 +147,7 @@ func (s *Service) flashblockTxs(fb *flashblock) {
 	}
 }
 
-func anyLogMatches(f *api.LogFilter, r *types.Receipt) bool {
+func anyLogMatches(f *ethjson.LogFilter, r *types.Receipt) bool {
 	if r == nil {
 		return false
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
@@ -53,8 +53,8 @@ var kindNames = map[string]kind{
 // subscriber is one subscription and its options.
 type subscriber struct {
 	sub    *rpc.Subscription
-	full   bool           // full objects instead of hashes
-	filter *api.LogFilter // logs, pendingLogs; newFlashblockTransactions given a filter
+	full   bool               // full objects instead of hashes
+	filter *ethjson.LogFilter // logs, pendingLogs; newFlashblockTransactions given a filter
 }
 
 // Service owns the subscriptions of every connection.
@@ -264,7 +264,7 @@ func parseOptions(k kind, p rpc.Params) (*subscriber, error) {
 		if err := p.Max(2); err != nil {
 			return nil, err
 		}
-		f := new(api.LogFilter)
+		f := new(ethjson.LogFilter)
 		if _, err := p.Optional(1, f); err != nil {
 			return nil, err
 		}
@@ -280,7 +280,7 @@ func parseOptions(k kind, p rpc.Params) (*subscriber, error) {
 		// log filter (full objects of transactions with a matching log).
 		if p.Present(1) {
 			if len(p[1]) > 0 && p[1][0] == '{' {
-				f := new(api.LogFilter)
+				f := new(ethjson.LogFilter)
 				if err := p.Required(1, f); err != nil {
 					return nil, err
 				}
@@ -293,7 +293,7 @@ func parseOptions(k kind, p rpc.Params) (*subscriber, error) {
 	return sb, nil
 }
 
-func isPending(r *api.BlockRef) bool { return r != nil && r.Tag == api.TagPending }
+func isPending(r *ethjson.BlockRef) bool { return r != nil && r.Tag == ethjson.TagPending }
 
 // unsubscribe is eth_unsubscribe(id).
 func (s *Service) unsubscribe(ctx context.Context, p rpc.Params) (any, error) {
