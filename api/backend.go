@@ -53,8 +53,6 @@ func (c localChain) CanonicalReceipt(tx *types.Transaction, blockHash common.Has
 	return c.BlockChain().GetCanonicalReceipt(tx, blockHash, number, index)
 }
 
-func (c localChain) ChainContext() core.ChainContext { return c.BlockChain() }
-
 // NewWithBackend returns the API over any sealed-chain backend and
 // (optionally) a pending source.
 func NewWithBackend(b Backend, p *pending.Source) *API {

@@ -118,12 +118,13 @@ func (c *Chain) Close() error {
 // Config is the chain configuration (forks, chain id).
 func (c *Chain) Config() *params.ChainConfig { return c.config }
 
-// BlockChain exposes go-ethereum's chain for the execution engine and the
-// sequencer; readers should prefer the narrower methods below.
+// BlockChain exposes go-ethereum's chain for its event feeds and receipt
+// lookups; readers should prefer the narrower methods below, and nothing
+// writes through it (see InsertSealed).
 func (c *Chain) BlockChain() *core.BlockChain { return c.bc }
 
-// Database is the underlying store (for components keeping their own keys).
-func (c *Chain) Database() ethdb.Database { return c.db }
+// ChainContext serves canonical headers to the EVM (BLOCKHASH).
+func (c *Chain) ChainContext() core.ChainContext { return c.bc }
 
 // Genesis is block 0.
 func (c *Chain) Genesis() *types.Block { return c.bc.Genesis() }

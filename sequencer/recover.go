@@ -31,7 +31,7 @@ func (s *Sequencer) recover(recs []record) error {
 			if err != nil {
 				return err
 			}
-			if err := s.flush(root); err != nil {
+			if err := s.chain.Flush(root); err != nil {
 				return err
 			}
 			s.stats.Recovered.Add(1)
@@ -82,7 +82,7 @@ func (s *Sequencer) replayFlashblock(rec *record) error {
 			if err != nil {
 				return err
 			}
-			if err := s.flush(root); err != nil {
+			if err := s.chain.Flush(root); err != nil {
 				return err
 			}
 			return s.replayFlashblock(rec)

@@ -22,12 +22,10 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
-	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/trie"
 
@@ -69,7 +67,6 @@ type Config struct {
 type Sequencer struct {
 	cfg    Config
 	chain  *chain.Chain
-	bc     *core.BlockChain
 	config *params.ChainConfig
 	src    *pending.Source
 	pool   *txpool.Pool
@@ -80,7 +77,7 @@ type Sequencer struct {
 	// Owned by the sequencer goroutine (and by Start before it runs).
 	blk *openBlock
 	// prevLogged are the WAL records (flashblocks and seal) of the last
-	// sealed block, kept through one more rotation: see flush.
+	// sealed block, kept through one more rotation: see walContent.
 	prevLogged []*record
 
 	waitMu  sync.Mutex
@@ -149,7 +146,7 @@ func New(cfg Config, c *chain.Chain, src *pending.Source) (*Sequencer, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Sequencer{
-		cfg: cfg, chain: c, bc: c.BlockChain(), config: c.Config(), src: src, log: cfg.Logger,
+		cfg: cfg, chain: c, config: c.Config(), src: src, log: cfg.Logger,
 		signer:  types.LatestSignerForChainID(c.Config().ChainID),
 		waiters: make(map[common.Hash][]chan struct{}),
 		quit:    make(chan struct{}),
@@ -307,7 +304,7 @@ func (s *Sequencer) rollover() error {
 	if err := s.flashblock(); err != nil {
 		return err
 	}
-	if err := s.flush(root); err != nil {
+	if err := s.chain.Flush(root); err != nil {
 		return err
 	}
 	if s.wal != nil {
@@ -350,7 +347,7 @@ func (s *Sequencer) openNext(env *record) error {
 	}
 	t := pending.NewTracker()
 	coinbase := rec.Coinbase
-	evm := vm.NewEVM(core.NewEVMBlockContext(header, s.bc, &coinbase, s.config, statedb), state.NewHookedState(statedb, t.Hooks()), s.config, vm.Config{})
+	evm := vm.NewEVM(core.NewEVMBlockContext(header, s.chain.ChainContext(), &coinbase, s.config, statedb), state.NewHookedState(statedb, t.Hooks()), s.config, vm.Config{})
 	b := &openBlock{
 		parent: parent, header: header, rec: rec, statedb: statedb, evm: evm,
 		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(base), touched: t,
@@ -518,10 +515,11 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	return nil
 }
 
-// seal finalises the open block, logs the seal and makes the block the
-// chain's head (state committed to the in-memory trie database). The caller
-// then calls flush with the returned root to write the state to disk and
-// sync. want, during replay, is the hash the block had when first sealed.
+// seal finalises the open block, logs the seal and has the chain insert it
+// as the head (state committed to the in-memory trie database). The block is
+// durable through the WAL already; the caller then calls chain.Flush with the
+// returned root to write the state to disk and sync. want, during replay, is
+// the hash the block had when first sealed.
 func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	start := time.Now()
 	b := s.blk
@@ -562,7 +560,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 			return common.Hash{}, err
 		}
 	}
-	root, err := s.persist(block, b.receipts, b.statedb)
+	root, err := s.chain.InsertSealed(block, b.receipts, b.statedb)
 	if err != nil {
 		return common.Hash{}, err
 	}
@@ -588,57 +586,12 @@ func (s *Sequencer) lagged(n, lag uint64) *types.Header {
 	return s.chain.HeaderByNumber(n - lag)
 }
 
-// persist writes the block and its receipts, commits its state to the trie
-// database (memory) and makes it the head. The block is durable through the
-// WAL already; flush makes the database hold it on its own.
-func (s *Sequencer) persist(block *types.Block, receipts types.Receipts, statedb *state.StateDB) (common.Hash, error) {
-	batch := s.chain.Database().NewBatch()
-	rawdb.WriteBlock(batch, block)
-	rawdb.WriteReceipts(batch, block.Hash(), block.NumberU64(), receipts)
-	if err := batch.Write(); err != nil {
-		return common.Hash{}, fmt.Errorf("write block %d: %w", block.NumberU64(), err)
-	}
-	root, err := statedb.Commit(block.NumberU64(), s.config.IsEIP158(block.Number()), s.config.IsCancun(block.Number(), block.Time()))
-	if err != nil {
-		return common.Hash{}, fmt.Errorf("commit state of block %d: %w", block.NumberU64(), err)
-	}
-	if _, err := s.bc.SetCanonical(block); err != nil {
-		return common.Hash{}, fmt.Errorf("set head %d: %w", block.NumberU64(), err)
-	}
-	return root, nil
-}
-
-// flush writes a sealed block's state to disk (archive) and syncs the
-// database, after which the WAL may forget the block.
-func (s *Sequencer) flush(root common.Hash) error {
-	start := time.Now()
-	if err := s.bc.TrieDB().Commit(root, false); err != nil {
-		return fmt.Errorf("flush state %v: %w", root, err)
-	}
-	// Flatten the state snapshot onto disk up to the parent: when a crash
-	// leaves the head without state, go-ethereum rewinds to the snapshot's
-	// disk layer (its in-memory diff layers are lost), so that layer must
-	// not lag behind what the WAL still holds. It stays one block behind
-	// (so readers of this block's layer keep a live parent), and the WAL
-	// keeps this block's records until the next rotation (walContent).
-	if snaps := s.bc.Snapshots(); snaps != nil {
-		if err := snaps.Cap(root, 1); err != nil {
-			s.log.Debug("snapshot flatten", "root", root, "err", err)
-		}
-	}
-	if syncer, ok := s.chain.Database().(ethdb.KeyValueSyncer); ok {
-		if err := syncer.SyncKeyValue(); err != nil {
-			return fmt.Errorf("sync database: %w", err)
-		}
-	}
-	s.log.Debug("flushed sealed state", "root", root, "elapsed", time.Since(start))
-	return nil
-}
-
 // walContent is what the WAL must hold after a rotation: the admission
-// records of every pooled transaction, the last sealed block's records (in
-// case go-ethereum's crash repair rewinds to its parent) and the open
-// block's flashblocks.
+// records of every pooled transaction, the last sealed block's records and
+// the open block's flashblocks. The last sealed block stays because the
+// chain's Flush leaves the state snapshot's disk layer one block behind: a
+// crash can make go-ethereum's repair rewind the head to the block's parent,
+// and replaying these records seals it again.
 func (s *Sequencer) walContent() []*record {
 	all := s.pool.All()
 	out := make([]*record, 0, len(all))
