@@ -1,0 +1,190 @@
+package sequencer
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/syscalls"
+	"github.com/preconf/preconf/txpool"
+)
+
+// openBlock is the block being built. Only the sequencer goroutine uses it
+// (and Start, before that goroutine runs): its StateDB and EVM are not safe
+// for concurrent use, and readers see the block only through the immutable
+// snapshots publish hands to the pending source.
+type openBlock struct {
+	parent   *types.Header
+	header   *types.Header // environment; cumulative fields set per flashblock
+	rec      record        // the environment as logged at index 0
+	statedb  *state.StateDB
+	evm      *vm.EVM
+	gp       *core.GasPool
+	txs      types.Transactions
+	receipts types.Receipts
+	bloom    types.Bloom
+	index    uint64 // next flashblock index
+	payload  [8]byte
+	state    *pending.State
+	touched  *pending.Tracker
+	logged   []*record // this block's flashblock records (for WAL rotation)
+}
+
+// openNext opens the block on top of the chain head. env, when given (WAL
+// replay), fixes the environment; otherwise it is chosen now.
+func (s *Sequencer) openNext(env *record) error {
+	parent := s.chain.Head()
+	number := new(big.Int).Add(parent.Number, common.Big1)
+	rec := record{Kind: recFlashblock, Number: number.Uint64(), Parent: parent.Hash()}
+	if env != nil {
+		rec.Time, rec.Coinbase, rec.GasLimit, rec.Random, rec.BeaconRoot, rec.Extra = env.Time, env.Coinbase, env.GasLimit, env.Random, env.BeaconRoot, env.Extra
+	} else {
+		rec.Time = max(uint64(time.Now().Unix()), parent.Time+1)
+		rec.Coinbase = s.cfg.Coinbase
+		rec.GasLimit = parent.GasLimit
+		if s.cfg.GasCeil != 0 {
+			rec.GasLimit = core.CalcGasLimit(parent.GasLimit, s.cfg.GasCeil)
+		}
+		var nb [8]byte
+		binary.BigEndian.PutUint64(nb[:], number.Uint64())
+		rec.Random = crypto.Keccak256Hash([]byte("preconf prevrandao"), nb[:])
+		rec.BeaconRoot = parent.Hash()
+	}
+	header := pending.NewHeader(s.config, parent, pending.Env{
+		Coinbase: rec.Coinbase, GasLimit: rec.GasLimit, Time: rec.Time, Extra: rec.Extra,
+		Random: rec.Random, BeaconRoot: rec.BeaconRoot,
+	})
+	statedb, err := s.chain.StateAt(parent)
+	if err != nil {
+		return fmt.Errorf("state of head %d: %w", parent.Number, err)
+	}
+	base, err := s.chain.StateReader(parent.Root)
+	if err != nil {
+		return fmt.Errorf("state reader of head %d: %w", parent.Number, err)
+	}
+	t := pending.NewTracker()
+	coinbase := rec.Coinbase
+	evm := vm.NewEVM(core.NewEVMBlockContext(header, s.chain.ChainContext(), &coinbase, s.config, statedb), state.NewHookedState(statedb, t.Hooks()), s.config, vm.Config{})
+	b := &openBlock{
+		parent: parent, header: header, rec: rec, statedb: statedb, evm: evm,
+		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(base), touched: t,
+	}
+	copy(b.payload[:], crypto.Keccak256(parent.Hash().Bytes(), number.Bytes(), []byte("preconf payload")))
+	// EIP-4788 beacon root and EIP-2935 parent hash system calls.
+	syscalls.Pre(s.config, header, parent.Hash(), evm)
+	s.blk = b
+	return nil
+}
+
+// candidate heap: per-sender runs ordered by the head's effective tip, then
+// arrival.
+type runHeap struct {
+	runs    [][]*txpool.Entry
+	baseFee *big.Int
+}
+
+func (h *runHeap) Len() int { return len(h.runs) }
+func (h *runHeap) Less(i, j int) bool {
+	a, b := h.runs[i][0], h.runs[j][0]
+	ta, _ := a.Tx.EffectiveGasTip(h.baseFee)
+	tb, _ := b.Tx.EffectiveGasTip(h.baseFee)
+	if c := ta.Cmp(tb); c != 0 {
+		return c > 0
+	}
+	return a.Seq < b.Seq
+}
+func (h *runHeap) Swap(i, j int) { h.runs[i], h.runs[j] = h.runs[j], h.runs[i] }
+func (h *runHeap) Push(x any)    { h.runs = append(h.runs, x.([]*txpool.Entry)) }
+func (h *runHeap) Pop() any {
+	old := h.runs
+	x := old[len(old)-1]
+	h.runs = old[:len(old)-1]
+	return x
+}
+
+// flashblock executes the pool's executable transactions on the open block,
+// logs the flashblock and publishes it.
+func (s *Sequencer) flashblock() error {
+	b := s.blk
+	start := time.Now()
+	first := len(b.txs)
+	var drop []common.Hash
+	runs := s.pool.Candidates(b.statedb.GetNonce)
+	h := &runHeap{runs: runs, baseFee: b.header.BaseFee}
+	heap.Init(h)
+	for h.Len() > 0 {
+		run := h.runs[0]
+		e := run[0]
+		if b.gp.Gas() < e.Tx.Gas() || (b.header.BaseFee != nil && e.Tx.GasFeeCapIntCmp(b.header.BaseFee) < 0) {
+			s.log.Debug("transaction waits", "hash", e.Tx.Hash(), "gasLeft", b.gp.Gas(), "baseFee", b.header.BaseFee)
+			heap.Pop(h) // does not fit this block or is underpriced: wait
+			continue
+		}
+		err := s.apply(b, e.Tx)
+		switch {
+		case err == nil:
+		case errors.Is(err, core.ErrNonceTooLow):
+			drop = append(drop, e.Tx.Hash())
+		case errors.Is(err, core.ErrNonceTooHigh), errors.Is(err, core.ErrGasLimitReached):
+			s.log.Debug("transaction waits", "hash", e.Tx.Hash(), "err", err)
+			heap.Pop(h)
+			continue
+		default:
+			// Invalid now (e.g. funds spent by an earlier transaction): drop
+			// it; the sender's later nonces wait for a replacement.
+			s.log.Debug("dropping unexecutable transaction", "hash", e.Tx.Hash(), "err", err)
+			drop = append(drop, e.Tx.Hash())
+			heap.Pop(h)
+			continue
+		}
+		if len(run) == 1 {
+			heap.Pop(h)
+		} else {
+			h.runs[0] = run[1:]
+			heap.Fix(h, 0)
+		}
+	}
+	s.stats.LastBuild.Store(int64(time.Since(start)))
+	if err := s.publish(b, first, true); err != nil {
+		return err
+	}
+	included := make([]common.Hash, 0, len(b.txs)-first+len(drop))
+	for _, tx := range b.txs[first:] {
+		included = append(included, tx.Hash())
+	}
+	s.pool.Remove(append(included, drop...)...)
+	return nil
+}
+
+// apply executes one transaction on the open block; on error the block is
+// unchanged.
+func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
+	msg, err := core.TransactionToMessage(tx, s.signer, b.header.BaseFee)
+	if err != nil {
+		return err
+	}
+	idx := len(b.txs)
+	b.statedb.SetTxContext(tx.Hash(), idx)
+	snap := b.statedb.Snapshot()
+	gp := b.gp.Snapshot()
+	receipt, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
+	if err != nil {
+		b.statedb.RevertToSnapshot(snap)
+		b.gp.Set(gp)
+		return err
+	}
+	b.txs = append(b.txs, tx)
+	b.receipts = append(b.receipts, receipt)
+	return nil
+}

@@ -1,0 +1,54 @@
+package sequencer
+
+import (
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/preconf/preconf/txpool"
+)
+
+// Admit validates tx, adds it to the pool and logs the admission durably.
+func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
+	if err := s.Err(); err != nil {
+		return txpool.Result{}, fmt.Errorf("sequencer stopped: %w", err)
+	}
+	res, err := s.pool.Add(tx)
+	if err != nil {
+		return res, err
+	}
+	if s.wal != nil {
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			return res, err
+		}
+		if err := s.wal.Append(&record{Kind: recAdmit, Txs: [][]byte{raw}}); err != nil {
+			s.pool.Remove(tx.Hash())
+			return res, fmt.Errorf("journal transaction: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// walContent is what the WAL must hold after a rotation: the admission
+// records of every pooled transaction, the last sealed block's records and
+// the open block's flashblocks. The last sealed block stays because the
+// chain's Flush leaves the state snapshot's disk layer one block behind: a
+// crash can make go-ethereum's repair rewind the head to the block's parent,
+// and replaying these records seals it again.
+func (s *Sequencer) walContent() []*record {
+	all := s.pool.All()
+	out := make([]*record, 0, len(all))
+	for _, e := range all {
+		raw, err := e.Tx.MarshalBinary()
+		if err != nil {
+			continue
+		}
+		out = append(out, &record{Kind: recAdmit, Txs: [][]byte{raw}})
+	}
+	out = append(out, s.prevLogged...)
+	if s.blk != nil {
+		out = append(out, s.blk.logged...)
+	}
+	return out
+}

@@ -1,0 +1,61 @@
+package sequencer
+
+import (
+	"time"
+
+	"github.com/preconf/preconf/pending"
+)
+
+// publish turns the open block's progress since tx index first into a
+// flashblock: the cumulative header, the state diff, the WAL record (synced
+// when log is true) and the snapshot.
+func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
+	root := b.statedb.IntermediateRoot(s.config.IsEIP158(b.header.Number))
+	diff := b.touched.Collect(b.statedb)
+	st := b.state.With(diff) // the open block's state once the record is durable
+	snap := pending.Assemble(pending.Flashblock{
+		Parent: b.parent, Env: b.header, Root: root, GasUsed: b.gp.Used(),
+		Index: b.index, PayloadID: b.payload,
+		Txs: b.txs, Receipts: b.receipts, First: first, Bloom: &b.bloom,
+		Diff: diff, State: st,
+	})
+	built := time.Now()
+	rec := b.rec
+	rec.Index = b.index
+	rec.Txs = make([][]byte, 0, len(b.txs)-first)
+	for _, tx := range b.txs[first:] {
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		rec.Txs = append(rec.Txs, raw)
+	}
+	b.logged = append(b.logged, &rec)
+	if log && s.wal != nil {
+		t := time.Now()
+		if err := s.wal.Append(&rec); err != nil {
+			return err
+		}
+		s.stats.LastWALSync.Store(int64(time.Since(t)))
+	}
+	durable := time.Now()
+	b.state = st
+	t := time.Now()
+	s.src.Publish(snap)
+	s.stats.LastPublish.Store(int64(time.Since(t)))
+	lag, vis := int64(time.Since(built)), int64(time.Since(durable))
+	s.stats.ReadableSum.Add(lag)
+	s.stats.ReadableCount.Add(1)
+	s.stats.VisibleSum.Add(vis)
+	if lag > s.stats.ReadableMax.Load() {
+		s.stats.ReadableMax.Store(lag)
+	}
+	if vis > s.stats.VisibleMax.Load() {
+		s.stats.VisibleMax.Store(vis)
+	}
+	b.index++
+	s.stats.Flashblocks.Add(1)
+	s.stats.Txs.Add(uint64(snap.NewTxs))
+	s.notify(b.txs[first:])
+	return nil
+}

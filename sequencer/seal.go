@@ -1,0 +1,83 @@
+package sequencer
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/trie"
+
+	"github.com/preconf/preconf/syscalls"
+)
+
+// seal finalises the open block, logs the seal and has the chain insert it
+// as the head (state committed to the in-memory trie database). The block is
+// durable through the WAL already; the caller then calls chain.Flush with the
+// returned root to write the state to disk and sync. want, during replay, is
+// the hash the block had when first sealed.
+func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
+	start := time.Now()
+	b := s.blk
+	header := types.CopyHeader(b.header)
+	var logs []*types.Log
+	for _, r := range b.receipts {
+		logs = append(logs, r.Logs...)
+	}
+	requests, err := syscalls.Post(s.config, header, logs, b.evm)
+	if err != nil {
+		return common.Hash{}, fmt.Errorf("block %d post-execution: %w", header.Number, err)
+	}
+	if requests != nil {
+		rh := types.CalcRequestsHash(requests)
+		header.RequestsHash = &rh
+	}
+	header.GasUsed = b.gp.Used()
+	header.Root = b.statedb.IntermediateRoot(s.config.IsEIP158(header.Number))
+	if header.BlobGasUsed != nil {
+		var blobGas uint64
+		for _, r := range b.receipts {
+			blobGas += r.BlobGasUsed
+		}
+		header.BlobGasUsed = &blobGas
+	}
+	body := &types.Body{Transactions: b.txs}
+	if header.WithdrawalsHash != nil {
+		body.Withdrawals = make([]*types.Withdrawal, 0)
+	}
+	block := types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil), s.config)
+	hash := block.Hash()
+	if want != nil && *want != hash {
+		s.log.Error("replayed block differs from the one sealed before the crash", "number", header.Number, "was", *want, "now", hash)
+	}
+	sealRec := &record{Kind: recSeal, Number: header.Number.Uint64(), Parent: header.ParentHash, Hash: hash}
+	if want == nil && s.wal != nil {
+		if err := s.wal.Append(sealRec); err != nil {
+			return common.Hash{}, err
+		}
+	}
+	root, err := s.chain.InsertSealed(block, b.receipts, b.statedb)
+	if err != nil {
+		return common.Hash{}, err
+	}
+	s.prevLogged = append(b.logged, sealRec)
+	s.blk = nil
+	n := block.NumberU64()
+	s.chain.SetSafe(s.lagged(n, s.cfg.SafeLag))
+	s.chain.SetFinalized(s.lagged(n, s.cfg.FinalizedLag))
+	d := time.Since(start)
+	s.stats.LastSeal.Store(int64(d))
+	if int64(d) > s.stats.MaxSeal.Load() {
+		s.stats.MaxSeal.Store(int64(d))
+	}
+	s.stats.Blocks.Add(1)
+	s.log.Debug("sealed block", "number", n, "hash", hash, "txs", len(b.txs), "gas", header.GasUsed, "elapsed", d)
+	return root, nil
+}
+
+func (s *Sequencer) lagged(n, lag uint64) *types.Header {
+	if n < lag {
+		return s.chain.HeaderByNumber(0)
+	}
+	return s.chain.HeaderByNumber(n - lag)
+}
