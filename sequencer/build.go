@@ -45,22 +45,7 @@ type openBlock struct {
 // replay), fixes the environment; otherwise it is chosen now.
 func (s *Sequencer) openNext(env *record) error {
 	parent := s.chain.Head()
-	number := new(big.Int).Add(parent.Number, common.Big1)
-	rec := record{Kind: recFlashblock, Number: number.Uint64(), Parent: parent.Hash()}
-	if env != nil {
-		rec.Time, rec.Coinbase, rec.GasLimit, rec.Random, rec.BeaconRoot, rec.Extra = env.Time, env.Coinbase, env.GasLimit, env.Random, env.BeaconRoot, env.Extra
-	} else {
-		rec.Time = max(uint64(time.Now().Unix()), parent.Time+1)
-		rec.Coinbase = s.cfg.Coinbase
-		rec.GasLimit = parent.GasLimit
-		if s.cfg.GasCeil != 0 {
-			rec.GasLimit = core.CalcGasLimit(parent.GasLimit, s.cfg.GasCeil)
-		}
-		var nb [8]byte
-		binary.BigEndian.PutUint64(nb[:], number.Uint64())
-		rec.Random = crypto.Keccak256Hash([]byte("preconf prevrandao"), nb[:])
-		rec.BeaconRoot = parent.Hash()
-	}
+	rec := s.blockEnv(parent, env)
 	header := pending.NewHeader(s.config, parent, pending.Env{
 		Coinbase: rec.Coinbase, GasLimit: rec.GasLimit, Time: rec.Time, Extra: rec.Extra,
 		Random: rec.Random, BeaconRoot: rec.BeaconRoot,
@@ -80,11 +65,33 @@ func (s *Sequencer) openNext(env *record) error {
 		parent: parent, header: header, rec: rec, statedb: statedb, evm: evm,
 		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(base), touched: t,
 	}
-	copy(b.payload[:], crypto.Keccak256(parent.Hash().Bytes(), number.Bytes(), []byte("preconf payload")))
+	copy(b.payload[:], crypto.Keccak256(parent.Hash().Bytes(), header.Number.Bytes(), []byte("preconf payload")))
 	// EIP-4788 beacon root and EIP-2935 parent hash system calls.
 	syscalls.Pre(s.config, header, parent.Hash(), evm)
 	s.blk = b
 	return nil
+}
+
+// blockEnv is the environment record (flashblock index 0) of the block
+// after parent: env's when given (WAL replay), otherwise chosen now.
+func (s *Sequencer) blockEnv(parent *types.Header, env *record) record {
+	number := parent.Number.Uint64() + 1
+	rec := record{Kind: recFlashblock, Number: number, Parent: parent.Hash()}
+	if env != nil {
+		rec.Time, rec.Coinbase, rec.GasLimit, rec.Random, rec.BeaconRoot, rec.Extra = env.Time, env.Coinbase, env.GasLimit, env.Random, env.BeaconRoot, env.Extra
+		return rec
+	}
+	rec.Time = max(uint64(time.Now().Unix()), parent.Time+1)
+	rec.Coinbase = s.cfg.Coinbase
+	rec.GasLimit = parent.GasLimit
+	if s.cfg.GasCeil != 0 {
+		rec.GasLimit = core.CalcGasLimit(parent.GasLimit, s.cfg.GasCeil)
+	}
+	var nb [8]byte
+	binary.BigEndian.PutUint64(nb[:], number)
+	rec.Random = crypto.Keccak256Hash([]byte("preconf prevrandao"), nb[:])
+	rec.BeaconRoot = parent.Hash()
+	return rec
 }
 
 // candidate heap: per-sender runs ordered by the head's effective tip, then
@@ -119,9 +126,23 @@ func (s *Sequencer) flashblock() error {
 	b := s.blk
 	start := time.Now()
 	first := len(b.txs)
-	var drop []common.Hash
-	runs := s.pool.Candidates(b.statedb.GetNonce)
-	h := &runHeap{runs: runs, baseFee: b.header.BaseFee}
+	drop := s.fill(b)
+	s.stats.LastBuild.Store(int64(time.Since(start)))
+	if err := s.publish(b, first, true); err != nil {
+		return err
+	}
+	included := make([]common.Hash, 0, len(b.txs)-first+len(drop))
+	for _, tx := range b.txs[first:] {
+		included = append(included, tx.Hash())
+	}
+	s.pool.Remove(append(included, drop...)...)
+	return nil
+}
+
+// fill applies the pool's candidates to b, best tip first, until none fits.
+// It returns the transactions to drop from the pool (stale or unexecutable).
+func (s *Sequencer) fill(b *openBlock) (drop []common.Hash) {
+	h := &runHeap{runs: s.pool.Candidates(b.statedb.GetNonce), baseFee: b.header.BaseFee}
 	heap.Init(h)
 	for h.Len() > 0 {
 		run := h.runs[0]
@@ -155,16 +176,7 @@ func (s *Sequencer) flashblock() error {
 			heap.Fix(h, 0)
 		}
 	}
-	s.stats.LastBuild.Store(int64(time.Since(start)))
-	if err := s.publish(b, first, true); err != nil {
-		return err
-	}
-	included := make([]common.Hash, 0, len(b.txs)-first+len(drop))
-	for _, tx := range b.txs[first:] {
-		included = append(included, tx.Hash())
-	}
-	s.pool.Remove(append(included, drop...)...)
-	return nil
+	return drop
 }
 
 // apply executes one transaction on the open block; on error the block is

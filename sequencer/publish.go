@@ -8,7 +8,8 @@ import (
 
 // publish turns the open block's progress since tx index first into a
 // flashblock: the cumulative header, the state diff, the WAL record (synced
-// when log is true) and the snapshot.
+// when log is true) and the snapshot. The record is durable before the
+// snapshot that shows it is published.
 func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	root := b.statedb.IntermediateRoot(s.config.IsEIP158(b.header.Number))
 	diff := b.touched.Collect(b.statedb)
@@ -20,20 +21,14 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 		Diff: diff, State: st,
 	})
 	built := time.Now()
-	rec := b.rec
-	rec.Index = b.index
-	rec.Txs = make([][]byte, 0, len(b.txs)-first)
-	for _, tx := range b.txs[first:] {
-		raw, err := tx.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		rec.Txs = append(rec.Txs, raw)
+	rec, err := s.flashblockRecord(b, first)
+	if err != nil {
+		return err
 	}
-	b.logged = append(b.logged, &rec)
+	b.logged = append(b.logged, rec)
 	if log && s.wal != nil {
 		t := time.Now()
-		if err := s.wal.Append(&rec); err != nil {
+		if err := s.wal.Append(rec); err != nil {
 			return err
 		}
 		s.stats.LastWALSync.Store(int64(time.Since(t)))
@@ -43,19 +38,41 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	t := time.Now()
 	s.src.Publish(snap)
 	s.stats.LastPublish.Store(int64(time.Since(t)))
-	lag, vis := int64(time.Since(built)), int64(time.Since(durable))
-	s.stats.ReadableSum.Add(lag)
-	s.stats.ReadableCount.Add(1)
-	s.stats.VisibleSum.Add(vis)
-	if lag > s.stats.ReadableMax.Load() {
-		s.stats.ReadableMax.Store(lag)
-	}
-	if vis > s.stats.VisibleMax.Load() {
-		s.stats.VisibleMax.Store(vis)
-	}
+	s.stats.published(built, durable)
 	b.index++
 	s.stats.Flashblocks.Add(1)
 	s.stats.Txs.Add(uint64(snap.NewTxs))
 	s.notify(b.txs[first:])
 	return nil
+}
+
+// flashblockRecord is the WAL record of the open block's next flashblock:
+// its environment and the transactions applied since index first.
+func (s *Sequencer) flashblockRecord(b *openBlock, first int) (*record, error) {
+	rec := b.rec
+	rec.Index = b.index
+	rec.Txs = make([][]byte, 0, len(b.txs)-first)
+	for _, tx := range b.txs[first:] {
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		rec.Txs = append(rec.Txs, raw)
+	}
+	return &rec, nil
+}
+
+// published records a flashblock's latencies: built → readable (WAL write
+// and fsync included) and durable → readable.
+func (st *Stats) published(built, durable time.Time) {
+	lag, vis := int64(time.Since(built)), int64(time.Since(durable))
+	st.ReadableSum.Add(lag)
+	st.ReadableCount.Add(1)
+	st.VisibleSum.Add(vis)
+	if lag > st.ReadableMax.Load() {
+		st.ReadableMax.Store(lag)
+	}
+	if vis > st.VisibleMax.Load() {
+		st.VisibleMax.Store(vis)
+	}
 }

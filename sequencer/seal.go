@@ -19,6 +19,41 @@ import (
 func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	start := time.Now()
 	b := s.blk
+	block, err := s.finalise(b)
+	if err != nil {
+		return common.Hash{}, err
+	}
+	hash, n := block.Hash(), block.NumberU64()
+	if want != nil && *want != hash {
+		s.log.Error("replayed block differs from the one sealed before the crash", "number", n, "was", *want, "now", hash)
+	}
+	sealRec := &record{Kind: recSeal, Number: n, Parent: block.ParentHash(), Hash: hash}
+	if want == nil && s.wal != nil {
+		if err := s.wal.Append(sealRec); err != nil {
+			return common.Hash{}, err
+		}
+	}
+	root, err := s.chain.InsertSealed(block, b.receipts, b.statedb)
+	if err != nil {
+		return common.Hash{}, err
+	}
+	s.prevLogged = append(b.logged, sealRec)
+	s.blk = nil
+	s.chain.SetSafe(s.lagged(n, s.cfg.SafeLag))
+	s.chain.SetFinalized(s.lagged(n, s.cfg.FinalizedLag))
+	d := time.Since(start)
+	s.stats.LastSeal.Store(int64(d))
+	if int64(d) > s.stats.MaxSeal.Load() {
+		s.stats.MaxSeal.Store(int64(d))
+	}
+	s.stats.Blocks.Add(1)
+	s.log.Debug("sealed block", "number", n, "hash", hash, "txs", len(b.txs), "gas", block.GasUsed(), "elapsed", d)
+	return root, nil
+}
+
+// finalise runs the open block's post-execution system calls and assembles
+// the block: final gas, state root, requests and blob gas in the header.
+func (s *Sequencer) finalise(b *openBlock) (*types.Block, error) {
 	header := types.CopyHeader(b.header)
 	var logs []*types.Log
 	for _, r := range b.receipts {
@@ -26,7 +61,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	}
 	requests, err := syscalls.Post(s.config, header, logs, b.evm)
 	if err != nil {
-		return common.Hash{}, fmt.Errorf("block %d post-execution: %w", header.Number, err)
+		return nil, fmt.Errorf("block %d post-execution: %w", header.Number, err)
 	}
 	if requests != nil {
 		rh := types.CalcRequestsHash(requests)
@@ -45,36 +80,10 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	if header.WithdrawalsHash != nil {
 		body.Withdrawals = make([]*types.Withdrawal, 0)
 	}
-	block := types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil), s.config)
-	hash := block.Hash()
-	if want != nil && *want != hash {
-		s.log.Error("replayed block differs from the one sealed before the crash", "number", header.Number, "was", *want, "now", hash)
-	}
-	sealRec := &record{Kind: recSeal, Number: header.Number.Uint64(), Parent: header.ParentHash, Hash: hash}
-	if want == nil && s.wal != nil {
-		if err := s.wal.Append(sealRec); err != nil {
-			return common.Hash{}, err
-		}
-	}
-	root, err := s.chain.InsertSealed(block, b.receipts, b.statedb)
-	if err != nil {
-		return common.Hash{}, err
-	}
-	s.prevLogged = append(b.logged, sealRec)
-	s.blk = nil
-	n := block.NumberU64()
-	s.chain.SetSafe(s.lagged(n, s.cfg.SafeLag))
-	s.chain.SetFinalized(s.lagged(n, s.cfg.FinalizedLag))
-	d := time.Since(start)
-	s.stats.LastSeal.Store(int64(d))
-	if int64(d) > s.stats.MaxSeal.Load() {
-		s.stats.MaxSeal.Store(int64(d))
-	}
-	s.stats.Blocks.Add(1)
-	s.log.Debug("sealed block", "number", n, "hash", hash, "txs", len(b.txs), "gas", header.GasUsed, "elapsed", d)
-	return root, nil
+	return types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil), s.config), nil
 }
 
+// lagged is the header lag blocks below n (genesis while n is smaller).
 func (s *Sequencer) lagged(n, lag uint64) *types.Header {
 	if n < lag {
 		return s.chain.HeaderByNumber(0)
