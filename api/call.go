@@ -144,6 +144,20 @@ func (a *API) estimateGas(ctx context.Context, p rpc.Params) (any, error) {
 	})
 }
 
+// EstimateGas is eth_estimateGas's answer in Go for args at ref, without
+// state or block overrides: the same search and the same (coded) errors.
+func (a *API) EstimateGas(ctx context.Context, args simulate.CallArgs, ref ethjson.BlockRef) (uint64, error) {
+	h, db, _, err := a.execState(ref, false)
+	if err != nil {
+		return 0, err
+	}
+	gas, err := a.engine.EstimateGas(ctx, args, h, db, nil, nil)
+	if err != nil {
+		return 0, rpcError(err)
+	}
+	return gas, nil
+}
+
 type accessListJSON struct {
 	AccessList types.AccessList `json:"accessList"`
 	Error      string           `json:"error,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 )
@@ -14,6 +15,17 @@ func (a *API) getTransactionReceipt(_ context.Context, p rpc.Params) (any, error
 	if err != nil {
 		return nil, err
 	}
+	r, err := a.TransactionReceipt(hash)
+	if r == nil || err != nil {
+		return nil, err // a nil receipt answers null
+	}
+	return r, nil
+}
+
+// TransactionReceipt is eth_getTransactionReceipt's answer in Go: the
+// receipt object (pre-confirmed or sealed) exactly as the method writes it,
+// or nil when the transaction is unknown or has no receipt yet.
+func (a *API) TransactionReceipt(hash common.Hash) (json.RawMessage, error) {
 	found, ok := a.lookupTx(hash)
 	if !ok {
 		return nil, nil
@@ -21,6 +33,7 @@ func (a *API) getTransactionReceipt(_ context.Context, p rpc.Params) (any, error
 	receipt := found.receipt
 	if !found.preconfirmed {
 		loc := found.loc
+		var err error
 		if receipt, err = a.chain.CanonicalReceipt(found.tx, loc.BlockHash, loc.Number, loc.Index); err != nil {
 			return nil, &rpc.ServerError{Msg: err.Error()}
 		}

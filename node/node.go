@@ -117,7 +117,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.startStreaming()
-	if err := n.startSequencer(); err != nil {
+	if err := n.startSequencer(methods); err != nil {
 		n.Close()
 		return nil, err
 	}
@@ -146,7 +146,9 @@ func (n *Node) startWallet(chainID *big.Int) error {
 // startSequencer starts block production when BlockTime > 0 (after WAL
 // recovery, so the pending state is complete before anyone can read it);
 // otherwise transaction intake answers that this node does not sequence.
-func (n *Node) startSequencer() error {
+// reads gives the intake methods eth_getTransactionReceipt's receipts and
+// eth_estimateGas's estimates.
+func (n *Node) startSequencer(reads *api.API) error {
 	if n.cfg.BlockTime <= 0 {
 		sequencer.RegisterDisabled(n.RPC)
 		return nil
@@ -165,7 +167,7 @@ func (n *Node) startSequencer() error {
 	}
 	n.Sequencer = seq
 	n.OnClose(seq.Stop)
-	seq.Register(n.RPC)
+	seq.Register(n.RPC, reads, reads)
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/simulate"
 	ptxpool "github.com/preconf/preconf/txpool"
@@ -33,18 +34,32 @@ const (
 
 // API serves transaction intake, dev-account signing and txpool_* methods.
 type API struct {
-	s    *Sequencer
-	srv  *rpc.Server
-	keys map[common.Address]*ecdsa.PrivateKey
-	list []common.Address
+	s        *Sequencer
+	receipts ReceiptReader
+	gas      GasEstimator
+	keys     map[common.Address]*ecdsa.PrivateKey
+	list     []common.Address
 }
 
-// Register adds the sequencer's methods to srv. Receipts and gas estimates
-// are produced by the methods already registered there
-// (eth_getTransactionReceipt, eth_estimateGas), so their encoding is the
-// same as everywhere else.
-func (s *Sequencer) Register(srv *rpc.Server) {
-	a := &API{s: s, srv: srv, keys: make(map[common.Address]*ecdsa.PrivateKey)}
+// ReceiptReader answers eth_getTransactionReceipt in Go (*api.API does):
+// the receipt object as that method writes it, nil when there is none yet.
+type ReceiptReader interface {
+	TransactionReceipt(hash common.Hash) (json.RawMessage, error)
+}
+
+// GasEstimator answers eth_estimateGas in Go (*api.API does), with that
+// method's coded errors.
+type GasEstimator interface {
+	EstimateGas(ctx context.Context, args simulate.CallArgs, ref ethjson.BlockRef) (uint64, error)
+}
+
+// Register adds the sequencer's methods to srv. Receipts (of
+// eth_sendRawTransactionSync) come from receipts and gas estimates (of
+// eth_sendTransaction without "gas") from gas, so that they are the same as
+// eth_getTransactionReceipt's and eth_estimateGas's. Without gas only a plain
+// transfer to an account without code is estimated (21000).
+func (s *Sequencer) Register(srv *rpc.Server, receipts ReceiptReader, gas GasEstimator) {
+	a := &API{s: s, receipts: receipts, gas: gas, keys: make(map[common.Address]*ecdsa.PrivateKey)}
 	for _, k := range chain.DevKeys {
 		key, err := crypto.HexToECDSA(k)
 		if err != nil {
@@ -170,7 +185,7 @@ func (a *API) sendRawTransactionSync(ctx context.Context, p rpc.Params) (any, er
 		return nil, err
 	}
 	hash := tx.Hash()
-	if r, ok := a.receipt(ctx, hash); ok {
+	if r, ok := a.receipt(hash); ok {
 		return r, nil // already pre-confirmed or sealed
 	}
 	done, cancel := a.s.watch(hash)
@@ -179,7 +194,7 @@ func (a *API) sendRawTransactionSync(ctx context.Context, p rpc.Params) (any, er
 	switch {
 	case errors.Is(err, txpool.ErrAlreadyKnown):
 	case err != nil:
-		if r, ok := a.receipt(ctx, hash); ok {
+		if r, ok := a.receipt(hash); ok {
 			return r, nil // pre-confirmed between the check and the admission
 		}
 		return nil, poolError(err)
@@ -195,53 +210,26 @@ func (a *API) sendRawTransactionSync(ctx context.Context, p rpc.Params) (any, er
 	select {
 	case <-done:
 	case <-timer.C:
-		if r, ok := a.receipt(ctx, hash); ok {
+		if r, ok := a.receipt(hash); ok {
 			return r, nil
 		}
 		return nil, &rpc.CodedError{Code: 4, Msg: fmt.Sprintf("The transaction was added to the transaction pool but wasn't processed in %v", timeout), Data: hash.Hex()}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	if r, ok := a.receipt(ctx, hash); ok {
+	if r, ok := a.receipt(hash); ok {
 		return r, nil
 	}
 	return nil, &rpc.InternalError{Msg: "pre-confirmed transaction has no receipt"}
 }
 
-// call invokes another registered method in-process and returns its result.
-func (a *API) call(ctx context.Context, method string, params ...any) (json.RawMessage, error) {
-	if !a.srv.Has(method) {
-		return nil, &rpc.MethodNotFoundError{Method: method}
-	}
-	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	if err != nil {
-		return nil, err
-	}
-	var resp struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int             `json:"code"`
-			Message string          `json:"message"`
-			Data    json.RawMessage `json:"data"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(a.srv.Handle(ctx, req), &resp); err != nil {
-		return nil, err
-	}
-	if resp.Error != nil {
-		var data any
-		if len(resp.Error.Data) > 0 {
-			data = resp.Error.Data
-		}
-		return nil, &rpc.CodedError{Code: resp.Error.Code, Msg: resp.Error.Message, Data: data}
-	}
-	return resp.Result, nil
-}
-
 // receipt is the transaction's receipt as eth_getTransactionReceipt gives it.
-func (a *API) receipt(ctx context.Context, hash common.Hash) (json.RawMessage, bool) {
-	r, err := a.call(ctx, "eth_getTransactionReceipt", hash)
-	if err != nil || len(r) == 0 || string(r) == "null" {
+func (a *API) receipt(hash common.Hash) (json.RawMessage, bool) {
+	if a.receipts == nil {
+		return nil, false
+	}
+	r, err := a.receipts.TransactionReceipt(hash)
+	if err != nil || len(r) == 0 {
 		return nil, false
 	}
 	return r, true
@@ -395,32 +383,16 @@ func (a *API) buildTx(ctx context.Context, args *txArgs) (*types.Transaction, er
 func (a *API) estimate(ctx context.Context, args *txArgs, st interface {
 	Account(common.Address) (*types.StateAccount, error)
 }, data []byte) (uint64, error) {
-	if a.srv.Has("eth_estimateGas") {
-		call := map[string]any{"from": args.From}
-		if args.To != nil {
-			call["to"] = args.To
-		}
-		if args.Value != nil {
-			call["value"] = args.Value
-		}
+	if a.gas != nil {
+		call := simulate.CallArgs{From: args.From, To: args.To, Value: args.Value, AccessList: args.AccessList}
 		if len(data) > 0 {
-			call["input"] = hexutil.Bytes(data)
-		}
-		if args.AccessList != nil {
-			call["accessList"] = args.AccessList
+			input := hexutil.Bytes(data)
+			call.Input = &input
 		}
 		if len(args.AuthorizationList) > 0 {
-			call["authorizationList"] = args.AuthorizationList
+			call.AuthorizationList = args.AuthorizationList
 		}
-		raw, err := a.call(ctx, "eth_estimateGas", call, "pending")
-		if err != nil {
-			return 0, err
-		}
-		var g hexutil.Uint64
-		if err := json.Unmarshal(raw, &g); err != nil {
-			return 0, &rpc.InternalError{Msg: "eth_estimateGas: " + err.Error()}
-		}
-		return uint64(g), nil
+		return a.gas.EstimateGas(ctx, call, ethjson.BlockRef{Tag: ethjson.TagPending})
 	}
 	if args.To != nil && len(data) == 0 && args.AccessList == nil && len(args.AuthorizationList) == 0 {
 		acct, err := st.Account(*args.To)

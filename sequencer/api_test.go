@@ -31,8 +31,9 @@ type rpcResult struct {
 func newAPIHarness(t *testing.T, blockTime time.Duration) (*harness, *rpc.Server) {
 	h := newHarness(t, "", blockTime)
 	srv := rpc.NewServer(rpc.Options{})
-	api.New(h.chain, h.src).Register(srv)
-	h.seq.Register(srv)
+	reads := api.New(h.chain, h.src)
+	reads.Register(srv)
+	h.seq.Register(srv, reads, reads)
 	return h, srv
 }
 
@@ -258,5 +259,31 @@ func TestEvmMine(t *testing.T) {
 	// have added a flashblock).
 	if snap := h.src.Current(); snap.Parent.Hash() != h.chain.Head().Hash() && h.chain.Head().Number.Uint64() == head+1 {
 		t.Errorf("pending after evm_mine builds on %v, head is %v", snap.Parent.Number, h.chain.Head().Number)
+	}
+}
+
+// TestSendTransactionEstimateErrors: when eth_sendTransaction estimates the
+// gas, an estimation failure answers exactly what eth_estimateGas answers
+// for the same call at pending (code, message and data).
+func TestSendTransactionEstimateErrors(t *testing.T) {
+	h, srv := newAPIHarness(t, testBlockTime)
+	defer h.stop()
+	from := crypto.PubkeyToAddress(h.keys[4].PublicKey)
+	for name, args := range map[string]map[string]any{
+		"revert":             {"from": from, "input": "0x60006000fd"},           // creation reverting without data
+		"revert with data":   {"from": from, "input": "0x602a60005260206000fd"}, // creation reverting with a word
+		"insufficient funds": {"from": from, "to": common.Address{9}, "value": "0xffffffffffffffffffffffffffffffff"},
+	} {
+		want := call(t, srv, "eth_estimateGas", args, "pending")
+		if want.Error == nil {
+			t.Fatalf("%s: eth_estimateGas succeeded: %s", name, want.Result)
+		}
+		got := call(t, srv, "eth_sendTransaction", args)
+		if got.Error == nil {
+			t.Fatalf("%s: eth_sendTransaction succeeded: %s", name, got.Result)
+		}
+		if got.Error.Code != want.Error.Code || got.Error.Message != want.Error.Message || string(got.Error.Data) != string(want.Error.Data) {
+			t.Errorf("%s: eth_sendTransaction error %+v (data %s), eth_estimateGas %+v (data %s)", name, got.Error, got.Error.Data, want.Error, want.Error.Data)
+		}
 	}
 }
