@@ -77,7 +77,7 @@ type Sequencer struct {
 
 	quit     chan struct{}
 	done     chan struct{}
-	mine     chan chan error
+	cmds     chan command
 	stopOnce sync.Once
 	failed   atomic.Pointer[error]
 
@@ -125,7 +125,7 @@ func New(cfg Config, c *chain.Chain, src *pending.Source) (*Sequencer, error) {
 		waiters: make(map[common.Hash][]chan struct{}),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
-		mine:    make(chan chan error),
+		cmds:    make(chan command),
 	}
 	s.pool = txpool.New(cfg.Pool, c.Config(), s.poolEnv)
 	return s, nil
@@ -190,17 +190,39 @@ func (s *Sequencer) Stop() error {
 
 // Mine seals the open block now (after pre-confirming what the pool has
 // ready), as anvil's and hardhat's evm_mine; the schedule goes on from there.
-func (s *Sequencer) Mine(ctx context.Context) error {
-	reply := make(chan error, 1)
+func (s *Sequencer) Mine(ctx context.Context) error { return s.do(ctx, s.mineNow) }
+
+// mineNow pre-confirms what the pool has ready, then seals the open block.
+func (s *Sequencer) mineNow() error {
+	if err := s.flashblock(); err != nil {
+		return err
+	}
+	return s.rollover()
+}
+
+// command is work handed to the sequencer goroutine: run between two
+// flashblocks, its error sent on reply.
+type command struct {
+	run   func() error
+	reply chan error
+}
+
+// do runs f on the sequencer goroutine, between two flashblocks, and returns
+// its error. That goroutine is the only user of the open block, so f may
+// apply to it, publish a flashblock or seal. An error from f stops the
+// sequencer as a failed flashblock or seal does: f checks what it is given
+// before it changes anything.
+func (s *Sequencer) do(ctx context.Context, f func() error) error {
+	c := command{run: f, reply: make(chan error, 1)}
 	select {
-	case s.mine <- reply:
+	case s.cmds <- c:
 	case <-s.done:
 		return errors.New("sequencer stopped")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	select {
-	case err := <-reply:
+	case err := <-c.reply:
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
@@ -215,6 +237,8 @@ func (s *Sequencer) Err() error {
 	return nil
 }
 
+// loop is the sequencer goroutine: a flashblock every interval, the seal
+// every block time, and between them the commands handed over by do.
 func (s *Sequencer) loop() {
 	defer close(s.done)
 	perBlock := uint64(s.cfg.BlockTime / s.cfg.Interval)
@@ -225,16 +249,11 @@ func (s *Sequencer) loop() {
 		select {
 		case <-s.quit:
 			return
-		case reply := <-s.mine:
-			// evm_mine: pre-confirm what is pending, then seal now.
-			err := s.flashblock()
-			if err == nil {
-				err = s.rollover()
-			}
-			reply <- err
+		case c := <-s.cmds:
+			err := c.run()
+			c.reply <- err
 			if err != nil {
-				s.log.Error("sequencer stopped", "err", err)
-				s.failed.Store(&err)
+				s.fail(err)
 				return
 			}
 			continue
@@ -247,11 +266,16 @@ func (s *Sequencer) loop() {
 		}
 		timer.Reset(time.Until(next))
 		if err := s.tick(perBlock); err != nil {
-			s.log.Error("sequencer stopped", "err", err)
-			s.failed.Store(&err)
+			s.fail(err)
 			return
 		}
 	}
+}
+
+// fail records why the loop stops.
+func (s *Sequencer) fail(err error) {
+	s.log.Error("sequencer stopped", "err", err)
+	s.failed.Store(&err)
 }
 
 func (s *Sequencer) tick(perBlock uint64) error {
