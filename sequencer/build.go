@@ -38,7 +38,10 @@ type openBlock struct {
 	payload  [8]byte
 	state    *pending.State
 	touched  *pending.Tracker
-	logged   []*record // this block's flashblock records (for WAL rotation)
+	// entries are the encodings of what was applied since the last
+	// flashblock record, in order: the next record's entries.
+	entries [][]byte
+	logged  []*record // this block's flashblock records (for WAL rotation)
 }
 
 // openNext opens the block on top of the chain head. env, when given (WAL
@@ -179,8 +182,8 @@ func (s *Sequencer) fill(b *openBlock) (drop []common.Hash) {
 	return drop
 }
 
-// apply executes one transaction on the open block; on error the block is
-// unchanged.
+// apply executes one transaction on the open block and adds it to the
+// entries of the next flashblock record; on error the block is unchanged.
 func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
 	msg, err := core.TransactionToMessage(tx, s.signer, b.header.BaseFee)
 	if err != nil {
@@ -191,11 +194,16 @@ func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
 	snap := b.statedb.Snapshot()
 	gp := b.gp.Snapshot()
 	receipt, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
+	var raw []byte
+	if err == nil {
+		raw, err = tx.MarshalBinary()
+	}
 	if err != nil {
 		b.statedb.RevertToSnapshot(snap)
 		b.gp.Set(gp)
 		return err
 	}
+	b.entries = append(b.entries, raw)
 	b.txs = append(b.txs, tx)
 	b.receipts = append(b.receipts, receipt)
 	return nil

@@ -22,7 +22,7 @@ func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := s.wal.Append(&record{Kind: recAdmit, Txs: [][]byte{raw}}); err != nil {
+		if err := s.wal.Append(&record{Kind: recAdmit, Entries: [][]byte{raw}}); err != nil {
 			s.pool.Remove(tx.Hash())
 			return res, fmt.Errorf("journal transaction: %w", err)
 		}
@@ -44,7 +44,7 @@ func (s *Sequencer) walContent() []*record {
 		if err != nil {
 			continue
 		}
-		out = append(out, &record{Kind: recAdmit, Txs: [][]byte{raw}})
+		out = append(out, &record{Kind: recAdmit, Entries: [][]byte{raw}})
 	}
 	out = append(out, s.prevLogged...)
 	if s.blk != nil {

@@ -21,10 +21,7 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 		Diff: diff, State: st,
 	})
 	built := time.Now()
-	rec, err := s.flashblockRecord(b, first)
-	if err != nil {
-		return err
-	}
+	rec := b.flashblockRecord()
 	b.logged = append(b.logged, rec)
 	if log && s.wal != nil {
 		t := time.Now()
@@ -46,20 +43,13 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	return nil
 }
 
-// flashblockRecord is the WAL record of the open block's next flashblock:
-// its environment and the transactions applied since index first.
-func (s *Sequencer) flashblockRecord(b *openBlock, first int) (*record, error) {
+// flashblockRecord takes the WAL record of the block's next flashblock: its
+// environment and the entries applied since the previous one.
+func (b *openBlock) flashblockRecord() *record {
 	rec := b.rec
 	rec.Index = b.index
-	rec.Txs = make([][]byte, 0, len(b.txs)-first)
-	for _, tx := range b.txs[first:] {
-		raw, err := tx.MarshalBinary()
-		if err != nil {
-			return nil, err
-		}
-		rec.Txs = append(rec.Txs, raw)
-	}
-	return &rec, nil
+	rec.Entries, b.entries = b.entries, nil
+	return &rec
 }
 
 // published records a flashblock's latencies: built → readable (WAL write

@@ -17,7 +17,7 @@ func (s *Sequencer) recover(recs []record) error {
 		rec := &recs[i]
 		switch rec.Kind {
 		case recAdmit:
-			admits = append(admits, rec.Txs...)
+			admits = append(admits, rec.Entries...)
 		case recFlashblock:
 			if err := s.replayFlashblock(rec); err != nil {
 				return err
@@ -92,7 +92,20 @@ func (s *Sequencer) replayFlashblock(rec *record) error {
 	}
 	b := s.blk
 	first := len(b.txs)
-	for i, raw := range rec.Txs {
+	if err := s.replayEntries(b, rec); err != nil {
+		return err
+	}
+	if err := s.publish(b, first, false); err != nil {
+		return err
+	}
+	s.stats.RecoveredFBs.Add(1)
+	return nil
+}
+
+// replayEntries applies a logged flashblock's entries to the open block in
+// their logged order, as they were applied before the crash.
+func (s *Sequencer) replayEntries(b *openBlock, rec *record) error {
+	for i, raw := range rec.Entries {
 		tx := new(types.Transaction)
 		if err := tx.UnmarshalBinary(raw); err != nil {
 			return fmt.Errorf("block %d flashblock %d tx %d: %w", rec.Number, rec.Index, i, err)
@@ -103,9 +116,5 @@ func (s *Sequencer) replayFlashblock(rec *record) error {
 			s.log.Error("WAL transaction no longer applies", "block", rec.Number, "flashblock", rec.Index, "tx", tx.Hash(), "err", err)
 		}
 	}
-	if err := s.publish(b, first, false); err != nil {
-		return err
-	}
-	s.stats.RecoveredFBs.Add(1)
 	return nil
 }

@@ -17,19 +17,21 @@ import (
 
 // Record kinds.
 const (
-	// recFlashblock: one flashblock's transactions (and, at index 0, the
-	// block's environment). Written and synced before the flashblock is
-	// published.
+	// recFlashblock: one flashblock: the block's environment and the
+	// entries applied to the open block since the previous flashblock, in
+	// order. Written and synced before the flashblock is published.
 	recFlashblock uint8 = 1
 	// recSeal: the block built from the preceding flashblocks is being
 	// sealed with hash Hash. Written before the block goes into the chain.
 	recSeal uint8 = 2
-	// recAdmit: a transaction accepted into the pool. Written and synced
-	// before eth_sendRawTransaction answers.
+	// recAdmit: a transaction accepted into the pool (the one entry).
+	// Written and synced before eth_sendRawTransaction answers.
 	recAdmit uint8 = 3
 )
 
-// record is one WAL entry (RLP-encoded inside a length and CRC frame).
+// record is one WAL record (RLP-encoded inside a length and CRC frame).
+// Records written by earlier builds must stay readable (testdata/v1.wal): a
+// new field goes at the end, tagged rlp:"optional".
 type record struct {
 	Kind       uint8
 	Number     uint64
@@ -42,7 +44,10 @@ type record struct {
 	BeaconRoot common.Hash
 	Extra      []byte
 	Hash       common.Hash
-	Txs        [][]byte
+	// Entries are the changes of the open block, each a transaction's
+	// binary (EIP-2718) encoding. Another kind of entry must start with a
+	// byte no transaction encoding starts with.
+	Entries [][]byte
 }
 
 // maxRecord bounds one record (a flashblock of a full 1 GiB-gas block would
