@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,43 +29,61 @@ import (
 // net/http's. Answers are byte-for-byte those of HTTPHandler.
 
 const (
-	fastBufSize     = 8 << 10 // a request head and a typical body fit
-	fastIdleTimeout = 120 * time.Second
-	fastHeadTimeout = 10 * time.Second
+	fastBufSize = 8 << 10 // a request head and a typical body fit
+	// bodyStep is the body buffer first allocated for a large declared
+	// Content-Length; it doubles as bytes arrive, so a client that declares
+	// megabytes and sends nothing costs 64 KiB, not the declared size.
+	bodyStep = 64 << 10
+	// watchAfter is how long a request runs before its connection is
+	// watched for the client going away (a read that would see EOF), as
+	// net/http's background read does for every request; short requests,
+	// nearly all of them, skip the goroutine and the syscalls.
+	watchAfter = 50 * time.Millisecond
 )
 
 // ServeFast serves JSON-RPC on ln until srv is shut down: fast-path requests
 // are answered here, every other connection is served by srv (whose Handler
-// must route "/" to s.HTTPHandler(opts), with the same opts). srv.Shutdown
-// or srv.Close also stops the fast path: ln is closed, idle connections are
-// closed, and busy ones close after their current answer. It returns
-// http.ErrServerClosed after that, like http.Server.Serve.
+// must route "/" to s.HTTPHandler(opts), with the same opts; HTTPServer
+// makes one with the matching timeouts). srv.Shutdown or srv.Close also
+// stops the fast path: ln is closed, idle connections are closed, and busy
+// ones close after their current answer (Server.Drain waits for those). It
+// returns http.ErrServerClosed after that, like http.Server.Serve.
+//
+// Accept errors (too many open files, …) never stop it: it backs off and
+// retries. Connections over opts.MaxConnections (counted with those handed
+// to srv, websockets included, until they close) are answered 503.
 func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) error {
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
-	}
-	f := &fastServer{rpc: s, opts: opts, ln: ln, conns: make(map[*fastConn]struct{}),
+	opts.defaults()
+	f := &fastServer{rpc: s, opts: opts, ln: ln, conns: make(map[*fastConn]struct{}), done: make(chan struct{}),
+		limiter: &connLimiter{max: int64(opts.MaxConnections), m: s.metrics},
 		handoff: &chanListener{addr: ln.Addr(), ch: make(chan net.Conn), done: make(chan struct{})}}
-	f.ctx, f.cancel = context.WithCancel(WithTransport(context.Background(), "http"))
+	// Shutdown does not cancel requests in flight: they finish (Drain).
+	f.ctx = s.withLimits(WithTransport(s.base, "http"))
 	f.handoff.onClose = f.shutdown
 	go srv.Serve(f.handoff) // returns when srv shuts down (it closes the listener)
+	var backoff acceptBackoff
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			if f.closing.Load() {
 				return http.ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
+			if isClosed(err) {
+				f.shutdown()
+				return err
 			}
-			f.shutdown()
-			return err
+			backoff.wait(err, s.log, s.metrics, f.done)
+			continue
 		}
-		fc := &fastConn{srv: f, c: c}
+		backoff.reset()
+		cc, ok := f.limiter.admit(c)
+		if !ok {
+			refuse(c)
+			continue
+		}
+		fc := &fastConn{srv: f, c: cc}
 		if !f.track(fc, true) {
-			c.Close()
+			cc.Close()
 			return http.ErrServerClosed
 		}
 		go fc.serve()
@@ -74,9 +95,10 @@ type fastServer struct {
 	opts    HTTPOptions
 	ln      net.Listener
 	handoff *chanListener
+	limiter *connLimiter
 	ctx     context.Context
-	cancel  context.CancelFunc
 	closing atomic.Bool
+	done    chan struct{} // closed at shutdown
 
 	mu    sync.Mutex
 	conns map[*fastConn]struct{}
@@ -102,6 +124,7 @@ func (f *fastServer) shutdown() {
 	if f.closing.Swap(true) {
 		return
 	}
+	close(f.done)
 	f.ln.Close()
 	f.mu.Lock()
 	for c := range f.conns {
@@ -110,7 +133,6 @@ func (f *fastServer) shutdown() {
 		}
 	}
 	f.mu.Unlock()
-	f.cancel()
 	f.handoff.Close()
 }
 
@@ -119,6 +141,28 @@ type fastConn struct {
 	srv  *fastServer
 	c    net.Conn
 	busy atomic.Bool // answering a request (not waiting for one)
+
+	// The watcher (see watch): a byte it read belongs to the next request
+	// and is delivered first by Read.
+	stash    byte
+	hasStash bool
+	timer    *time.Timer
+	wmu      sync.Mutex
+	armed    bool
+	reading  bool
+	wdone    chan struct{}
+	cancel   context.CancelCauseFunc
+	start    time.Time
+	deadline *time.Timer
+}
+
+// Read is what the connection's bufio.Reader reads from.
+func (fc *fastConn) Read(p []byte) (int, error) {
+	if fc.hasStash && len(p) > 0 {
+		p[0], fc.hasStash = fc.stash, false
+		return 1, nil
+	}
+	return fc.c.Read(p)
 }
 
 var fastReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, fastBufSize) }}
@@ -126,7 +170,7 @@ var fastReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, fa
 func (fc *fastConn) serve() {
 	f := fc.srv
 	br := fastReaders.Get().(*bufio.Reader)
-	br.Reset(fc.c)
+	br.Reset(fc)
 	handedOff := false
 	defer func() {
 		// As net/http does for a handler: a panic outside the method
@@ -134,6 +178,9 @@ func (fc *fastConn) serve() {
 		// not the process.
 		if r := recover(); r != nil {
 			f.rpc.log.Error("http connection panic", "panic", r, "stack", string(debug.Stack()))
+		}
+		if fc.timer != nil {
+			fc.timer.Stop()
 		}
 		f.track(fc, false)
 		if !handedOff {
@@ -147,13 +194,17 @@ func (fc *fastConn) serve() {
 		if f.closing.Load() {
 			return
 		}
-		fc.c.SetReadDeadline(time.Now().Add(fastIdleTimeout))
+		fc.c.SetReadDeadline(time.Now().Add(f.opts.IdleTimeout))
 		if _, err := br.Peek(1); err != nil {
 			return // closed, idle timeout or garbage: nothing to answer
 		}
 		fc.busy.Store(true)
-		head, n, ok := fc.readHead(br)
-		if !ok {
+		arrived := time.Now()
+		head, n, v := fc.readHead(br)
+		switch v {
+		case headClose:
+			return // a head that never completed (slow loris)
+		case headHandOff:
 			// Not ours: net/http reads this request (and the rest of the
 			// connection) from the same buffered bytes.
 			fc.c.SetReadDeadline(time.Time{})
@@ -161,60 +212,184 @@ func (fc *fastConn) serve() {
 			return
 		}
 		br.Discard(head)
-		body := make([]byte, n)
-		if _, err := readFull(br, body); err != nil {
+		fc.c.SetReadDeadline(arrived.Add(f.opts.ReadTimeout))
+		body, err := readRequestBody(br, n)
+		if err != nil {
+			return // slow or short body: cut off
+		}
+		if !fc.answer(body, out) {
 			return
 		}
-		out.Reset()
-		out.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: ")
-		out.Write(httpDate())
-		out.WriteString("\r\nContent-Length: ")
-		mark := out.Len()
-		out.WriteString("0000000000\r\n\r\n") // patched below
-		start := out.Len()
-		f.rpc.handleInto(f.ctx, body, out)
-		b := out.Bytes()
-		// Patch the length in place, keeping the header's size: write the
-		// digits, then move the body up against them.
-		digits := strconv.AppendInt(nil, int64(len(b)-start), 10)
-		copy(b[mark:], digits)
-		copy(b[mark+len(digits):], "\r\n\r\n")
-		shift := 10 - len(digits)
-		copy(b[mark+len(digits)+4:], b[start:])
-		b = b[:len(b)-shift]
-		if _, err := fc.c.Write(b); err != nil {
-			return
+		if out.Cap() > maxKeptBuffer { // do not keep one huge answer's buffer for the connection's life
+			out = bytes.NewBuffer(make([]byte, 0, 1024))
 		}
 		fc.busy.Store(false)
 	}
 }
 
-// readHead parses the request head in br without consuming it. ok means the
-// fast path answers it: then head is the head's length and n the body's.
-// Anything unusual (or a head that does not arrive within fastHeadTimeout)
-// is left to net/http.
-func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, ok bool) {
+// answer handles one request and writes the response; false if the
+// connection failed.
+func (fc *fastConn) answer(body []byte, out *bytes.Buffer) bool {
+	f := fc.srv
+	f.rpc.enter()
+	defer f.rpc.leave()
+	out.Reset()
+	out.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: ")
+	out.Write(httpDate())
+	out.WriteString("\r\nContent-Length: ")
+	mark := out.Len()
+	out.WriteString("0000000000\r\n\r\n") // patched below
+	start := out.Len()
+	// The deadline is armed with the watcher (watch): most requests end
+	// well before watchAfter and pay for neither timer nor goroutine.
+	ctx, cancel := context.WithCancelCause(f.ctx)
+	fc.watch(cancel, time.Now())
+	f.rpc.dispatch(ctx, body, out)
+	fc.unwatch()
+	cancel(nil)
+	b := out.Bytes()
+	// Patch the length in place, keeping the header's size: write the
+	// digits, then move the body up against them.
+	digits := strconv.AppendInt(nil, int64(len(b)-start), 10)
+	copy(b[mark:], digits)
+	copy(b[mark+len(digits):], "\r\n\r\n")
+	shift := 10 - len(digits)
+	copy(b[mark+len(digits)+4:], b[start:])
+	b = b[:len(b)-shift]
+	fc.c.SetWriteDeadline(time.Now().Add(f.opts.WriteTimeout))
+	_, err := fc.c.Write(b)
+	return err == nil
+}
+
+// watch arms the watcher of the request whose context cancel ends, which
+// started at start: if the request is still running after watchAfter, it
+// arms the request's deadline (Options.Timeout) and reads the connection,
+// as net/http's background read does; EOF or a reset means the client
+// left, and the request is cancelled. A byte it reads instead (a pipelined
+// request) is kept for Read.
+func (fc *fastConn) watch(cancel context.CancelCauseFunc, start time.Time) {
+	fc.wmu.Lock()
+	fc.armed, fc.cancel, fc.start = true, cancel, start
+	fc.wmu.Unlock()
+	if fc.timer == nil {
+		fc.timer = time.AfterFunc(watchAfter, fc.startWatch)
+	} else {
+		fc.timer.Reset(watchAfter)
+	}
+}
+
+func (fc *fastConn) startWatch() {
+	fc.wmu.Lock()
+	if !fc.armed {
+		fc.wmu.Unlock()
+		return
+	}
+	fc.reading, fc.wdone = true, make(chan struct{})
+	cancel, done := fc.cancel, fc.wdone
+	if t := fc.srv.rpc.opts.Timeout; t > 0 {
+		fc.deadline = time.AfterFunc(time.Until(fc.start.Add(t)), func() { cancel(ErrRequestTimeout) })
+	}
+	fc.wmu.Unlock()
+	defer close(done)
+	fc.c.SetReadDeadline(time.Time{}) // the body's deadline no longer applies
+	var b [1]byte
+	n, err := fc.c.Read(b[:])
+	if n == 1 {
+		fc.stash, fc.hasStash = b[0], true
+		return
+	}
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		cancel(errClientGone) // EOF or reset: nobody waits for the answer
+	}
+}
+
+// unwatch disarms the watcher and, if it is reading, stops its read.
+func (fc *fastConn) unwatch() {
+	fc.wmu.Lock()
+	fc.armed = false
+	reading, done, deadline := fc.reading, fc.wdone, fc.deadline
+	fc.reading, fc.deadline = false, nil
+	fc.wmu.Unlock()
+	fc.timer.Stop()
+	if deadline != nil {
+		deadline.Stop()
+	}
+	if reading {
+		fc.c.SetReadDeadline(aLongTimeAgo)
+		<-done
+	}
+}
+
+var aLongTimeAgo = time.Unix(1, 0)
+
+// readRequestBody reads an n-byte body, growing its buffer as bytes arrive.
+func readRequestBody(br *bufio.Reader, n int) ([]byte, error) {
+	if n <= bodyStep {
+		b := make([]byte, n)
+		_, err := io.ReadFull(br, b)
+		return b, err
+	}
+	b := make([]byte, 0, bodyStep)
+	for len(b) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(cap(b), n-len(b)))
+		}
+		m, err := br.Read(b[len(b):min(cap(b), n)])
+		b = b[:len(b)+m]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// headVerdict is what readHead decided about a request head.
+type headVerdict int
+
+const (
+	headFast    headVerdict = iota // answered here
+	headHandOff                    // served by net/http
+	headClose                      // the head did not arrive in time
+)
+
+// readHead parses the request head in br without consuming it. headFast
+// means the fast path answers it: then head is the head's length and n the
+// body's. Anything unusual is left to net/http; a head that does not
+// complete within the read-header timeout closes the connection.
+func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
+	const no = headHandOff
 	buf, _ := br.Peek(br.Buffered())
 	end := bytes.Index(buf, crlfcrlf)
 	if end < 0 {
-		// The head is split across reads: wait for the rest, a little.
-		fc.c.SetReadDeadline(time.Now().Add(fastHeadTimeout))
+		// The head is split across reads: wait for the rest, a little,
+		// unless what came already is not ours (net/http answers some
+		// malformed heads before they are complete).
+		fc.c.SetReadDeadline(time.Now().Add(fc.srv.opts.ReadHeaderTimeout))
 		for end < 0 && br.Buffered() < fastBufSize {
+			if !fastPrefix(buf) {
+				return 0, 0, no
+			}
 			if _, err := br.Peek(br.Buffered() + 1); err != nil {
-				return 0, 0, false
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					return 0, 0, headClose
+				}
+				return 0, 0, no
 			}
 			buf, _ = br.Peek(br.Buffered())
 			end = bytes.Index(buf, crlfcrlf)
 		}
 		if end < 0 {
-			return 0, 0, false
+			return 0, 0, no
 		}
+	}
+	if !fastPrefix(buf[:end]) {
+		return 0, 0, no
 	}
 	head = end + 4
 	lines := buf[:end+2]
 	line, rest, _ := bytes.Cut(lines, crlf)
 	if string(line) != "POST / HTTP/1.1" {
-		return 0, 0, false
+		return 0, 0, no
 	}
 	n = -1
 	hasHost, hasType := false, false
@@ -222,52 +397,52 @@ func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, ok bool) {
 		line, rest, _ = bytes.Cut(rest, crlf)
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 || !validHeaderName(line[:colon]) {
-			return 0, 0, false
+			return 0, 0, no
 		}
 		name, value := line[:colon], bytes.Trim(line[colon+1:], " \t")
 		switch {
 		case asciiFold(name, "content-length"):
 			if n >= 0 || len(value) == 0 || len(value) > 12 {
-				return 0, 0, false
+				return 0, 0, no
 			}
 			v := 0
 			for _, c := range value {
 				if c < '0' || c > '9' {
-					return 0, 0, false
+					return 0, 0, no
 				}
 				v = v*10 + int(c-'0')
 			}
 			n = v
 		case asciiFold(name, "content-type"):
 			if hasType || !contentTypeOK(string(value)) {
-				return 0, 0, false
+				return 0, 0, no
 			}
 			hasType = true
 		case asciiFold(name, "host"):
-			if hasHost {
-				return 0, 0, false
+			if hasHost || !fc.srv.opts.Hosts.allowsBytes(value) {
+				return 0, 0, no // net/http answers 403
 			}
 			hasHost = true
 		case asciiFold(name, "connection"):
 			if !asciiFold(value, "keep-alive") {
-				return 0, 0, false
+				return 0, 0, no
 			}
 		case asciiFold(name, "origin"):
 			if len(fc.srv.opts.CORSOrigins) > 0 {
-				return 0, 0, false // CORS headers are net/http's business
+				return 0, 0, no // CORS headers are net/http's business
 			}
 		case asciiFold(name, "transfer-encoding"), asciiFold(name, "expect"), asciiFold(name, "upgrade"),
 			asciiFold(name, "trailer"), asciiFold(name, "te"):
-			return 0, 0, false
+			return 0, 0, no
 		}
-		if bytes.ContainsAny(value, "\x00\r\n") {
-			return 0, 0, false
+		if !validHeaderValue(value) {
+			return 0, 0, no // net/http answers 400
 		}
 	}
 	if !hasHost || !hasType || n < 0 || int64(n) > fc.srv.opts.MaxBody {
-		return 0, 0, false
+		return 0, 0, no
 	}
-	return head, n, true
+	return head, n, headFast
 }
 
 var (
@@ -280,6 +455,50 @@ func validHeaderName(b []byte) bool {
 		if c <= ' ' || c >= 0x7f || c == '(' || c == ')' || c == '<' || c == '>' || c == '@' || c == ',' ||
 			c == ';' || c == ':' || c == '\\' || c == '"' || c == '/' || c == '[' || c == ']' || c == '?' ||
 			c == '=' || c == '{' || c == '}' {
+			return false
+		}
+	}
+	return true
+}
+
+var fastRequestLine = []byte("POST / HTTP/1.1\r\n")
+
+// fastPrefix reports whether head (or its start) can be a fast-path request
+// head: it begins with the one request line served here, every line ends in
+// CRLF (net/http also takes a bare LF) and every complete header line is
+// well-formed. net/http reads a head line by line and answers 400 at the
+// first bad line, before the rest arrives: such heads go to it at once.
+func fastPrefix(head []byte) bool {
+	n := min(len(head), len(fastRequestLine))
+	if !bytes.Equal(head[:n], fastRequestLine[:n]) {
+		return false
+	}
+	for i, c := range head {
+		if c == '\n' && (i == 0 || head[i-1] != '\r') {
+			return false
+		}
+	}
+	if len(head) <= len(fastRequestLine) {
+		return true
+	}
+	rest := head[len(fastRequestLine):]
+	for {
+		line, after, complete := bytes.Cut(rest, crlf)
+		if !complete {
+			return true
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || !validHeaderName(line[:colon]) || !validHeaderValue(line[colon+1:]) {
+			return false
+		}
+		rest = after
+	}
+}
+
+// validHeaderValue is net/http's rule: no control bytes but tab.
+func validHeaderValue(v []byte) bool {
+	for _, c := range v {
+		if (c < ' ' && c != '\t') || c == 0x7f {
 			return false
 		}
 	}
@@ -300,18 +519,6 @@ func asciiFold(b []byte, lower string) bool {
 		}
 	}
 	return true
-}
-
-func readFull(br *bufio.Reader, p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		m, err := br.Read(p[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // httpDate is the Date header value, formatted once a second.

@@ -26,7 +26,7 @@ func startFast(t *testing.T, s *Server, opts HTTPOptions) (string, *http.Server)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", s.HTTPHandler(opts))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := s.HTTPServer(mux, opts)
 	done := make(chan error, 1)
 	go func() { done <- s.ServeFast(ln, srv, opts) }()
 	t.Cleanup(func() {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // DefaultMaxBody is the default request body limit (5 MiB).
@@ -21,6 +23,55 @@ type HTTPOptions struct {
 	// Other answers everything on "/" that is not a JSON-RPC POST (a GET for
 	// the web page, a websocket upgrade). Nil: 405 for other methods.
 	Other http.Handler
+	// Hosts are the Host headers served (nil: any); others get 403.
+	Hosts *HostAllowList
+	// MaxConnections caps open connections, websockets included
+	// (default DefaultMaxConnections); ServeFast answers 503 past it.
+	MaxConnections int
+	// Timeouts of a connection; zero values take the Default… constants.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+}
+
+func (o *HTTPOptions) defaults() {
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+}
+
+// HTTPServer is the net/http server for ServeFast's hand-offs (and any
+// other listener) with opts' timeouts. Its write timeout, which net/http
+// counts from the request's arrival, leaves room for the request deadline.
+// Websockets clear both deadlines when they are accepted.
+func (s *Server) HTTPServer(h http.Handler, opts HTTPOptions) *http.Server {
+	opts.defaults()
+	write := opts.WriteTimeout
+	if s.opts.Timeout > 0 {
+		write = max(write, s.opts.Timeout+writeMargin)
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		ReadTimeout:       opts.ReadTimeout,
+		WriteTimeout:      write,
+		IdleTimeout:       opts.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
 }
 
 // acceptedTypes are the Content-Types geth accepts for JSON-RPC.
@@ -32,9 +83,7 @@ var acceptedTypes = map[string]bool{
 
 // HTTPHandler serves JSON-RPC over HTTP POST on "/" and GET /health.
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
-	if opts.MaxBody <= 0 {
-		opts.MaxBody = DefaultMaxBody
-	}
+	opts.defaults()
 	h := &httpHandler{srv: s, opts: opts, origins: make(map[string]bool)}
 	for _, o := range opts.CORSOrigins {
 		h.origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
@@ -54,6 +103,10 @@ type httpHandler struct {
 // such requests over (readHead); TestServeFastMatchesHTTPHandler compares
 // the two.
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.opts.Hosts.Allows(r.Host) {
+		http.Error(w, "invalid host specified", http.StatusForbidden)
+		return
+	}
 	if r.URL.Path == "/health" {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

@@ -9,8 +9,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime/debug"
+	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Handler answers one method call. The result is encoded with encoding/json,
@@ -21,17 +27,47 @@ type Handler func(ctx context.Context, params Params) (any, error)
 type Options struct {
 	// BatchLimit caps the number of requests in one batch (default 1000).
 	BatchLimit int
-	// BatchResponseMaxSize caps the bytes of one batch's answers (default 25 MiB).
-	BatchResponseMaxSize int
-	Logger               *slog.Logger
+	// MaxResponseSize caps the bytes of one answer, a single call's or a
+	// whole batch's (default DefaultMaxResponseSize; negative: no cap).
+	MaxResponseSize int
+	// Timeout is a message's deadline (default DefaultTimeout; negative:
+	// none): its context ends then, and a call that fails past it is
+	// answered -32002 "request timed out".
+	Timeout time.Duration
+	// Namespaces lists the method namespaces served (eth, debug, …; see
+	// ParseNamespaces); methods of others are never registered. Nil: all.
+	Namespaces []string
+	// Throttled methods run at most MaxThrottled at a time (default 2);
+	// further calls wait for a slot within their deadline.
+	Throttled    []string
+	MaxThrottled int
+	// Metrics receives the request metrics (nil: kept unregistered).
+	Metrics *Metrics
+	Logger  *slog.Logger
 }
 
 // Server dispatches JSON-RPC messages to registered handlers. Register all
 // methods before serving; the table is read without locks afterwards.
 type Server struct {
-	methods map[string]Handler
-	opts    Options
-	log     *slog.Logger
+	methods  map[string]*method
+	opts     Options
+	log      *slog.Logger
+	metrics  *Metrics
+	limits   requestLimits
+	throttle throttle
+	unknown  *methodMetrics
+	inflight atomic.Int64
+	// base is the parent of every fast-path request's context; Drain
+	// cancels it when in-flight requests outlast the drain.
+	base  context.Context
+	abort context.CancelFunc
+}
+
+// method is a registered handler with its metrics.
+type method struct {
+	h         Handler
+	m         *methodMetrics
+	throttled bool
 }
 
 // NewServer returns an empty server.
@@ -39,24 +75,89 @@ func NewServer(opts Options) *Server {
 	if opts.BatchLimit <= 0 {
 		opts.BatchLimit = 1000
 	}
-	if opts.BatchResponseMaxSize <= 0 {
-		opts.BatchResponseMaxSize = 25 << 20
+	switch {
+	case opts.MaxResponseSize == 0:
+		opts.MaxResponseSize = DefaultMaxResponseSize
+	case opts.MaxResponseSize < 0:
+		opts.MaxResponseSize = math.MaxInt
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxThrottled <= 0 {
+		opts.MaxThrottled = 2
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Server{methods: make(map[string]Handler), opts: opts, log: opts.Logger}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
+	s := &Server{methods: make(map[string]*method), opts: opts, log: opts.Logger, metrics: opts.Metrics,
+		throttle: make(throttle, opts.MaxThrottled)}
+	if opts.MaxResponseSize != math.MaxInt {
+		s.limits.maxResponse = opts.MaxResponseSize
+	}
+	s.unknown = s.metrics.forMethod("unknown")
+	s.base, s.abort = context.WithCancel(context.Background())
+	return s
 }
 
-// Register adds (or replaces) a method.
-func (s *Server) Register(name string, h Handler) { s.methods[name] = h }
+// Metrics are the server's metrics (shared with its transports).
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// InFlight is the number of messages being answered.
+func (s *Server) InFlight() int { return int(s.inflight.Load()) }
+
+// Drain waits until no message is being answered (and, on the fast path,
+// its answer written). If ctx ends first, the requests still running are
+// cancelled and an error says how many there were.
+func (s *Server) Drain(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for s.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			s.abort()
+			return fmt.Errorf("%d requests still running: %w", s.inflight.Load(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// enter and leave bracket the answering of one message.
+func (s *Server) enter() {
+	s.inflight.Add(1)
+	s.metrics.inflight.Inc()
+}
+
+func (s *Server) leave() {
+	s.inflight.Add(-1)
+	s.metrics.inflight.Dec()
+}
+
+// Register adds (or replaces) a method. A method outside the served
+// namespaces (Options.Namespaces) is not registered: calls to it answer
+// -32601 as for any unknown method.
+func (s *Server) Register(name string, h Handler) {
+	if !s.allowed(name) {
+		return
+	}
+	s.methods[name] = &method{h: h, m: s.metrics.forMethod(name), throttled: slices.Contains(s.opts.Throttled, name)}
+}
 
 // Has reports whether a method is registered.
 func (s *Server) Has(name string) bool { _, ok := s.methods[name]; return ok }
 
 // Lookup returns a registered method's handler (for servers that wrap
 // another's methods, e.g. follow mode routing between local and upstream).
-func (s *Server) Lookup(name string) (Handler, bool) { h, ok := s.methods[name]; return h, ok }
+func (s *Server) Lookup(name string) (Handler, bool) {
+	if m, ok := s.methods[name]; ok {
+		return m.h, true
+	}
+	return nil, false
+}
 
 // Methods lists the registered method names.
 func (s *Server) Methods() []string {
@@ -83,7 +184,7 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 func (s *Server) Handle(ctx context.Context, body []byte) []byte {
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	defer bufPool.Put(buf)
+	defer putBuffer(buf)
 	s.handleInto(ctx, body, buf)
 	if buf.Len() == 0 {
 		return nil
@@ -91,9 +192,30 @@ func (s *Server) Handle(ctx context.Context, body []byte) []byte {
 	return cloneBytes(buf)
 }
 
-// handleInto appends the answer to one message to buf; it appends nothing
-// when nothing is to be sent (only notifications).
+// maxKeptBuffer is the largest answer buffer kept for reuse: one huge
+// answer must not pin its memory for the life of a pool or a connection.
+const maxKeptBuffer = 1 << 20
+
+func putBuffer(buf *bytes.Buffer) {
+	if buf.Cap() <= maxKeptBuffer {
+		bufPool.Put(buf)
+	}
+}
+
+// handleInto appends the answer to one message to buf under the server's
+// deadline; it appends nothing when nothing is to be sent (only
+// notifications).
 func (s *Server) handleInto(ctx context.Context, body []byte, buf *bytes.Buffer) {
+	s.enter()
+	defer s.leave()
+	ctx, cancel := s.requestContext(ctx)
+	defer cancel()
+	s.dispatch(ctx, body, buf)
+}
+
+// dispatch is handleInto for a ctx that already carries the deadline
+// (requestContext).
+func (s *Server) dispatch(ctx context.Context, body []byte, buf *bytes.Buffer) {
 	body = bytes.TrimSpace(body)
 	base := buf.Len()
 	if len(body) > 0 && body[0] == '[' {
@@ -125,9 +247,10 @@ func (s *Server) handleInto(ctx context.Context, body []byte, buf *bytes.Buffer)
 			} else {
 				buf.Truncate(mark)
 			}
-			if buf.Len()-base > s.opts.BatchResponseMaxSize {
+			if buf.Len()-base > s.opts.MaxResponseSize {
 				buf.Truncate(base)
-				writeError(buf, nil, &LimitExceededError{Msg: "response too large"})
+				s.metrics.tooLarge.Inc()
+				writeError(buf, nil, s.tooLarge())
 				return
 			}
 		}
@@ -220,11 +343,26 @@ func (s *Server) handleEnvelope(ctx context.Context, msg json.RawMessage, env *e
 		return false
 	}
 	if err != nil {
+		if timedOut(ctx) {
+			s.metrics.timeouts.Inc()
+			err = ErrRequestTimeout
+		}
 		writeError(buf, id, err)
 		return true
 	}
+	mark := buf.Len()
 	writeResult(buf, id, result)
+	if buf.Len()-mark > s.opts.MaxResponseSize {
+		buf.Truncate(mark)
+		s.metrics.tooLarge.Inc()
+		writeError(buf, id, s.tooLarge())
+	}
 	return true
+}
+
+// tooLarge is the error that replaces an answer over the size cap.
+func (s *Server) tooLarge() error {
+	return &LimitExceededError{Msg: fmt.Sprintf("response too large: exceeds %d bytes (--rpc.max-response-size)", s.opts.MaxResponseSize)}
 }
 
 // methodName decodes the raw "method" member: a non-empty JSON string. The
@@ -247,18 +385,35 @@ func cloneBytes(b *bytes.Buffer) []byte { return append([]byte(nil), b.Bytes()..
 
 // callRaw runs the handler (the name is looked up without a copy), turning a
 // panic into an internal error so that no input can take the node down.
-func (s *Server) callRaw(ctx context.Context, method []byte, params Params) (result any, err error) {
-	h, ok := s.methods[string(method)]
+func (s *Server) callRaw(ctx context.Context, name []byte, params Params) (result any, err error) {
+	start := time.Now()
+	m, ok := s.methods[string(name)]
 	if !ok {
-		return nil, &MethodNotFoundError{Method: string(method)}
+		s.unknown.observe(start, true)
+		return nil, &MethodNotFoundError{Method: string(name)}
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error("handler panic", "method", string(method), "panic", r, "stack", string(debug.Stack()))
+			s.log.Error("handler panic", "method", string(name), "panic", r, "stack", string(debug.Stack()))
 			result, err = nil, &InternalError{Msg: "internal error"}
 		}
+		m.m.observe(start, err != nil)
 	}()
-	return h(ctx, params)
+	// A call that reaches its turn after the deadline (in a batch, or
+	// after waiting for a slot) is not started.
+	if err := ctx.Err(); err != nil {
+		return nil, context.Cause(ctx)
+	}
+	if m.throttled {
+		if len(s.throttle) == cap(s.throttle) {
+			s.metrics.throttled.Inc()
+		}
+		if err := s.throttle.acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer s.throttle.release()
+	}
+	return m.h(ctx, params)
 }
 
 // validID accepts absent, null, numbers and strings, as every node does.

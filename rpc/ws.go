@@ -30,6 +30,8 @@ type StreamOptions struct {
 	// origins are always allowed.
 	Origins []string
 	Logger  *slog.Logger
+	// Metrics counts slow consumers dropped (nil: not counted).
+	Metrics *Metrics
 }
 
 func (o *StreamOptions) defaults() {
@@ -55,13 +57,21 @@ var ErrSlowConsumer = errors.New("subscriber too slow: outgoing queue full")
 
 // Stream is an accepted websocket with a bounded outgoing queue, written by
 // its own goroutine. Send never blocks: a peer that falls behind its queue's
-// bounds is disconnected, so a slow reader can never slow the publisher.
+// bounds is disconnected (close code 1008), so a slow reader can never slow
+// the publisher.
+//
+// ctx is the stream's life as its users see it; the connection's reads and
+// writes run under contexts of their own, because the websocket library
+// drops a connection without a close frame when an operation's context is
+// cancelled. Closing is the writer's job: it sends what is queued (unless
+// the peer was too slow), then the close frame.
 type Stream struct {
 	conn   *websocket.Conn
 	opts   StreamOptions
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	once   sync.Once
+	closed chan struct{} // the close frame has been sent (or the connection failed)
 
 	// The queue grows with use (an idle connection holds no buffer) and is
 	// bounded by QueueLen and QueueBytes; the writer swaps it out whole.
@@ -119,11 +129,16 @@ func AcceptStream(ctx context.Context, w http.ResponseWriter, r *http.Request, o
 		}
 		aopts.OriginPatterns = append(aopts.OriginPatterns, strings.TrimRight(o, "/"))
 	}
+	// net/http's read and write deadlines stay on a hijacked connection:
+	// a websocket lives longer than one request (pings catch dead peers).
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Time{})
+	rc.SetWriteDeadline(time.Time{})
 	c, err := websocket.Accept(w, r, aopts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{conn: c, opts: opts, wake: make(chan struct{}, 1)}
+	s := &Stream{conn: c, opts: opts, wake: make(chan struct{}, 1), closed: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	go s.writeLoop()
 	go s.pingLoop()
@@ -186,43 +201,71 @@ func (s *Stream) send(m outMsg) bool {
 }
 
 // Close ends the stream with a reason (nil: a normal close). It does not
-// block: the close handshake runs in the background.
+// block: the writer sends what is queued and then the close frame (1000;
+// 1001 at shutdown), or at once 1008 for a slow consumer, whose queue is
+// dropped.
 func (s *Stream) Close(reason error) {
 	s.once.Do(func() {
 		if reason == nil {
 			reason = errStreamClosed
 		}
-		s.cancel(reason)
-		code, text := websocket.StatusNormalClosure, ""
 		if errors.Is(reason, ErrSlowConsumer) {
-			code, text = websocket.StatusPolicyViolation, "too slow"
 			s.opts.Logger.Debug("websocket subscriber dropped", "reason", reason)
-		} else if errors.Is(reason, errShutdown) {
-			code, text = websocket.StatusGoingAway, "server shutting down"
+			if s.opts.Metrics != nil {
+				s.opts.Metrics.slowDropped.Inc()
+			}
+			s.mu.Lock()
+			s.queue, s.queued = nil, 0
+			s.mu.Unlock()
 		}
-		go s.conn.Close(code, text) // bounded by the library's own close timeouts
+		s.cancel(reason)
 	})
 }
+
+// Closed is closed once the close frame has been sent (or the connection
+// failed): the stream has finished writing.
+func (s *Stream) Closed() <-chan struct{} { return s.closed }
 
 var (
 	errStreamClosed = errors.New("stream closed")
 	errShutdown     = errors.New("server shutting down")
 )
 
+// closeFrame sends the close frame for the stream's reason, bounded by the
+// library's own close timeouts.
+func (s *Stream) closeFrame() {
+	defer close(s.closed)
+	reason := context.Cause(s.ctx)
+	code, text := websocket.StatusNormalClosure, ""
+	switch {
+	case errors.Is(reason, ErrSlowConsumer):
+		code, text = websocket.StatusPolicyViolation, "too slow"
+	case errors.Is(reason, errShutdown):
+		code, text = websocket.StatusGoingAway, "server shutting down"
+	}
+	s.conn.Close(code, text)
+}
+
 func (s *Stream) writeLoop() {
+	defer s.closeFrame()
 	for {
 		select {
 		case <-s.ctx.Done():
-			return
 		case <-s.wake:
 		}
 		s.mu.Lock()
 		batch := s.queue
 		s.queue, s.spare = s.spare[:0], nil
 		s.mu.Unlock()
+		if len(batch) == 0 && s.ctx.Err() != nil {
+			return // closed and everything queued is written
+		}
 		for i := range batch {
 			m := &batch[i]
-			wctx, cancel := context.WithTimeout(s.ctx, s.opts.WriteTimeout)
+			if errors.Is(context.Cause(s.ctx), ErrSlowConsumer) {
+				break
+			}
+			wctx, cancel := context.WithTimeout(context.Background(), s.opts.WriteTimeout)
 			err := s.write(wctx, m)
 			cancel()
 			if err != nil {
@@ -267,7 +310,7 @@ func (s *Stream) pingLoop() {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
-			pctx, cancel := context.WithTimeout(s.ctx, s.opts.PingInterval)
+			pctx, cancel := context.WithTimeout(context.Background(), s.opts.PingInterval)
 			err := s.conn.Ping(pctx)
 			cancel()
 			if err != nil {
@@ -315,6 +358,9 @@ func (s *Server) WSHandler(opts WSOptions) *WSHandler {
 	if opts.Logger == nil {
 		opts.Logger = s.log
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = s.metrics
+	}
 	return &WSHandler{srv: s, opts: opts, conns: make(map[*Stream]struct{})}
 }
 
@@ -334,7 +380,10 @@ func (h *WSHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.conns[st] = struct{}{}
 	h.mu.Unlock()
+	m := h.srv.metrics
+	m.wsConns.Inc()
 	defer func() {
+		m.wsConns.Dec()
 		h.mu.Lock()
 		delete(h.conns, st)
 		h.mu.Unlock()
@@ -350,7 +399,13 @@ func (h *WSHandler) Conns() int {
 	return len(h.conns)
 }
 
-// Close disconnects every connection and refuses new ones.
+// closeWait bounds how long Close waits for connections to send what they
+// have queued and their close frame.
+const closeWait = 5 * time.Second
+
+// Close disconnects every connection (close code 1001 after the answers
+// already queued) and refuses new ones; it waits a little for the close
+// frames to go out.
 func (h *WSHandler) Close() error {
 	h.mu.Lock()
 	h.closed = true
@@ -361,6 +416,15 @@ func (h *WSHandler) Close() error {
 	h.mu.Unlock()
 	for _, st := range conns {
 		st.Close(errShutdown)
+	}
+	deadline := time.NewTimer(closeWait)
+	defer deadline.Stop()
+	for _, st := range conns {
+		select {
+		case <-st.Closed():
+		case <-deadline.C:
+			return nil
+		}
 	}
 	return nil
 }
@@ -383,7 +447,7 @@ func (c *wsConn) serve(opts WSOptions) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
-		_, msg, err := c.st.conn.Read(c.st.ctx)
+		_, msg, err := c.st.conn.Read(context.Background()) // ends when the connection does
 		if err != nil {
 			c.st.Close(err)
 			return
@@ -425,6 +489,7 @@ func (c *wsConn) add(s *Subscription) error {
 		return &LimitExceededError{Msg: fmt.Sprintf("too many subscriptions on this connection (limit %d)", c.maxSubs)}
 	}
 	c.subs[s.id] = s
+	c.srv.metrics.wsSubs.Inc()
 	return nil
 }
 
@@ -435,6 +500,7 @@ func (c *wsConn) remove(id string) bool {
 	delete(c.subs, id)
 	c.mu.Unlock()
 	if ok {
+		c.srv.metrics.wsSubs.Dec()
 		s.end()
 	}
 	return ok
@@ -446,6 +512,7 @@ func (c *wsConn) closeSubs() {
 	subs := c.subs
 	c.subs = nil
 	c.mu.Unlock()
+	c.srv.metrics.wsSubs.Sub(float64(len(subs)))
 	for _, s := range subs {
 		s.end()
 	}

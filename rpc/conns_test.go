@@ -1,0 +1,250 @@
+package rpc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// flakyListener fails its first n accepts with EMFILE, as a process out of
+// descriptors does.
+type flakyListener struct {
+	net.Listener
+	fails atomic.Int32
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if l.fails.Add(-1) >= 0 {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
+	}
+	return l.Listener.Accept()
+}
+
+// Running out of descriptors slows accepting down; it never stops it.
+func TestAcceptErrorsDoNotStopServing(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	s := NewServer(Options{Metrics: m})
+	s.Register("test_ok", func(context.Context, Params) (any, error) { return true, nil })
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &flakyListener{Listener: inner}
+	ln.fails.Store(5)
+	srv := s.HTTPServer(s.HTTPHandler(HTTPOptions{}), HTTPOptions{})
+	done := make(chan error, 1)
+	go func() { done <- s.ServeFast(ln, srv, HTTPOptions{}) }()
+	defer func() {
+		srv.Close()
+		<-done
+	}()
+	conn, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if b := readBody(t, rawExchange(t, conn, bufio.NewReader(conn), post(`{"jsonrpc":"2.0","id":1,"method":"test_ok"}`))); !strings.Contains(b, "true") {
+		t.Fatalf("answer %s", b)
+	}
+	if got := testutil.ToFloat64(m.acceptErrs); got != 5 {
+		t.Fatalf("accept errors counted %v, want 5", got)
+	}
+}
+
+// Connections over the cap are answered 503 and closed; closing one frees
+// its slot, whichever path (fast, net/http, websocket) owned it.
+func TestMaxConnections(t *testing.T) {
+	s := testServer()
+	ws := s.WSHandler(WSOptions{})
+	defer ws.Close()
+	addr, _ := startFast(t, s, HTTPOptions{MaxConnections: 2, Other: ws})
+	c1, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readBody(t, rawExchange(t, c1, bufio.NewReader(c1), post(`{"jsonrpc":"2.0","id":1,"method":"test_add","params":[1,1]}`)))
+	wsc := dial(t, "ws://"+addr+"/") // the second slot
+	c3, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	c3.SetDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c3), nil)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("connection over the cap: %v %v", resp, err)
+	}
+	c1.Close()
+	wsc.Close(websocket.StatusNormalClosure, "")
+	var ok bool
+	for i := 0; i < 200 && !ok; i++ {
+		time.Sleep(10 * time.Millisecond)
+		c4, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c4.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c4, post(`{"jsonrpc":"2.0","id":1,"method":"test_add","params":[1,1]}`))
+		resp, err := http.ReadResponse(bufio.NewReader(c4), nil)
+		ok = err == nil && resp.StatusCode == http.StatusOK
+		c4.Close()
+	}
+	if !ok {
+		t.Fatal("slots were not released when connections closed")
+	}
+}
+
+// A client that sends its head or body too slowly is cut off, on both paths.
+func TestSlowClientsCutOff(t *testing.T) {
+	s := testServer()
+	opts := HTTPOptions{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 400 * time.Millisecond}
+	addr, _ := startFast(t, s, opts)
+	cases := map[string]string{
+		"slow head":         "POST / HTTP/1.1\r\nHost: x\r\nContent-Ty",
+		"slow body":         "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"",
+		"slow chunked body": "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{\"jsonrpc\":\"2.0\"\r\n",
+		"slow body, close":  "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+	}
+	for name, partial := range cases {
+		t.Run(name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			io.WriteString(conn, partial)
+			start := time.Now()
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, err = io.ReadAll(conn) // a 408/400 answer or nothing, then EOF
+			if err != nil {
+				t.Fatalf("connection not closed: %v", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("closed after %v", d)
+			}
+		})
+	}
+}
+
+// A large declared body is not allocated before it arrives.
+func TestBodyBufferGrowsWithData(t *testing.T) {
+	const declared = 4 << 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range 20 {
+		br := bufio.NewReader(io.LimitReader(strings.NewReader(strings.Repeat("x", 100)), 100))
+		if _, err := readRequestBody(br, declared); err == nil {
+			t.Fatal("short body read without error")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 20*declared/4 {
+		t.Fatalf("20 short bodies allocated %d bytes", grown)
+	}
+	full := strings.Repeat("y", 3*bodyStep+17)
+	b, err := readRequestBody(bufio.NewReader(strings.NewReader(full)), len(full))
+	if err != nil || string(b) != full {
+		t.Fatalf("full body: %d bytes, %v", len(b), err)
+	}
+}
+
+// The Host allow-list applies on the fast path and on net/http; IP
+// literals always pass.
+func TestHostAllowList(t *testing.T) {
+	s := testServer()
+	ws := s.WSHandler(WSOptions{})
+	defer ws.Close()
+	hosts := NewHostAllowList(DefaultVHosts)
+	addr, _ := startFast(t, s, HTTPOptions{Hosts: hosts, Other: ws})
+	body := `{"jsonrpc":"2.0","id":1,"method":"test_add","params":[1,1]}`
+	for host, want := range map[string]int{
+		"localhost:8545": 200, "LOCALHOST": 200, "127.0.0.1:8545": 200, "[::1]:8545": 200, "10.1.2.3": 200,
+		"evil.example": 403, "evil.example:8545": 403, "localhost.evil.example": 403, "": 403,
+	} {
+		for _, extra := range []string{"", "Connection: close\r\n"} {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", host, extra, len(body), body)
+			resp := rawExchange(t, conn, bufio.NewReader(conn), req)
+			resp.Body.Close()
+			conn.Close()
+			if resp.StatusCode != want {
+				t.Errorf("Host %q %q: status %d, want %d", host, extra, resp.StatusCode, want)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, "ws://"+addr+"/", &websocket.DialOptions{Host: "evil.example"})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("websocket with a foreign Host: %v %v", resp, err)
+	}
+	if !LoopbackHosts.AllowsName("localhost:1") || LoopbackHosts.AllowsName("10.1.2.3") {
+		t.Fatal("LoopbackHosts must admit loopback names only")
+	}
+}
+
+// A subscriber that stops reading gets a 1008 close frame after what was
+// already written, not a bare EOF.
+func TestSlowSubscriberGetsPolicyClose(t *testing.T) {
+	srv := NewServer(Options{})
+	created := testSubs(srv, 0)
+	_, url := startWS(t, srv, WSOptions{StreamOptions: StreamOptions{QueueLen: 8, QueueBytes: 1 << 20}})
+	c := dial(t, url)
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"test_subscribe"}`)
+	recv(t, c)
+	sub := <-created
+	payload := json.RawMessage(`"` + strings.Repeat("x", 64<<10) + `"`)
+	for i := 0; i < 100000 && sub.Notify(payload); i++ {
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		_, _, err := c.Read(ctx)
+		if err == nil {
+			continue
+		}
+		if st := websocket.CloseStatus(err); st != websocket.StatusPolicyViolation {
+			t.Fatalf("dropped subscriber saw %v (status %d), want close 1008", err, st)
+		}
+		return
+	}
+}
+
+// Shutdown sends 1001 after the answers already queued.
+func TestWSCloseSendsGoingAway(t *testing.T) {
+	srv := NewServer(Options{})
+	testSubs(srv, 0)
+	ws, url := startWS(t, srv, WSOptions{})
+	c := dial(t, url)
+	send(t, c, `{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["hi"]}`)
+	recv(t, c)
+	ws.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, err := c.Read(ctx)
+	if st := websocket.CloseStatus(err); st != websocket.StatusGoingAway {
+		t.Fatalf("after shutdown: %v, want close 1001", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal("no close frame")
+	}
+}

@@ -1,0 +1,103 @@
+package rpc
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// DefaultVHosts are the Host names served by default: the loopback names
+// (geth's --http.vhosts defaults to localhost; IP literals always pass).
+var DefaultVHosts = []string{"localhost", "127.0.0.1", "[::1]"}
+
+// LoopbackHosts is the allow-list of endpoints only this machine may use
+// (the wallet's approvals), whatever --http.vhosts says.
+var LoopbackHosts = NewHostAllowList([]string{"localhost", "127.0.0.1", "[::1]"})
+
+// HostAllowList decides which Host headers a node answers, against DNS
+// rebinding: a web page whose name resolves to the node's address still
+// sends its own name as Host, so only listed names are served. As in geth,
+// a Host that is an IP address always passes (rebinding needs a name), and
+// "*" passes everything.
+type HostAllowList struct {
+	any   bool
+	names map[string]bool
+}
+
+// NewHostAllowList builds a list from names (ports are ignored; "*": any).
+func NewHostAllowList(names []string) *HostAllowList {
+	l := &HostAllowList{names: make(map[string]bool)}
+	for _, n := range names {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if n == "*" {
+			l.any = true
+		}
+		if h, _, err := net.SplitHostPort(n); err == nil {
+			n = h
+		}
+		l.names[strings.Trim(n, "[]")] = true
+	}
+	return l
+}
+
+// Allows reports whether a request with this Host header is served.
+func (l *HostAllowList) Allows(host string) bool {
+	if l == nil || l.any {
+		return true
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	// A trailing dot names the same host; drop it so "localhost." passes
+	// like "localhost" (and "evil." cannot pass as a listed "evil").
+	host = strings.TrimSuffix(host, ".")
+	return host != "" && l.names[strings.ToLower(host)]
+}
+
+// AllowsName is Allows without the IP-literal pass: the host must be one of
+// the listed names or addresses (for endpoints pinned to LoopbackHosts).
+func (l *HostAllowList) AllowsName(host string) bool {
+	if l == nil || l.any {
+		return true
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	return host != "" && l.names[strings.ToLower(host)]
+}
+
+// Filter answers 403 "invalid host specified" (geth's answer) to requests
+// whose Host is not allowed, and passes the others to next.
+func (l *HostAllowList) Filter(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !l.Allows(r.Host) {
+			http.Error(w, "invalid host specified", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// allowsBytes is Allows for a header value on the fast path: a listed name
+// is found without allocating.
+func (l *HostAllowList) allowsBytes(host []byte) bool {
+	if l == nil || l.any {
+		return true
+	}
+	h := host
+	if i := bytes.LastIndexByte(h, ':'); i >= 0 && !bytes.Contains(h[i:], []byte("]")) {
+		h = h[:i]
+	}
+	h = bytes.Trim(h, "[]")
+	if l.names[string(h)] {
+		return true
+	}
+	return l.Allows(string(host))
+}
