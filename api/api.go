@@ -22,6 +22,7 @@ type API struct {
 	hashes      hashCache        // hashes of the last headers compared (api/blockref.go)
 	snapReaders snapshotReaders  // read cache of the current pending snapshot (api/readcache.go)
 	engine      *simulate.Engine // eth_call & co. (api/call.go)
+	logLimits   LogLimits        // eth_getLogs caps (api/logs.go)
 }
 
 // New returns the API over a chain and (optionally) a pending source.

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -15,6 +16,32 @@ import (
 // logQueryLimit caps addresses and per-position topics of one query
 // (go-ethereum's default --rpc.logquerylimit).
 const logQueryLimit = 1000
+
+// LogLimits cap one eth_getLogs query, as providers and reth do: the
+// blocks a range may span and the logs an answer may hold (0: no cap).
+type LogLimits struct {
+	MaxRange   uint64 // --rpc.getlogs-max-range
+	MaxResults int    // --rpc.getlogs-max-results
+}
+
+// Defaults of LogLimits (reth's --rpc.max-blocks-per-filter and
+// --rpc.max-logs-per-response).
+const (
+	DefaultLogMaxRange   = 100_000
+	DefaultLogMaxResults = 20_000
+)
+
+// SetLogLimits sets the eth_getLogs caps.
+func (a *API) SetLogLimits(l LogLimits) { a.logLimits = l }
+
+// rangeTooLarge and tooManyLogs are -32005 errors naming the limit.
+func rangeTooLarge(limit uint64) error {
+	return &rpc.LimitExceededError{Msg: fmt.Sprintf("query exceeds max block range %d (--rpc.getlogs-max-range)", limit)}
+}
+
+func tooManyLogs(limit int, from, to uint64) error {
+	return &rpc.LimitExceededError{Msg: fmt.Sprintf("query exceeds max results %d, retry with the range %d-%d (--rpc.getlogs-max-results)", limit, from, to)}
+}
 
 var (
 	errInvalidBlockRange    = &rpc.InvalidParamsError{Msg: "invalid block range params"}
@@ -115,7 +142,12 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 	out := make([]byte, 0, 4096)
 	out = append(out, '[')
 	first := true
+	count, maxLogs := 0, a.logLimits.MaxResults
 	emit := func(l *types.Log, blockHash common.Hash, blockTime uint64) {
+		count++
+		if maxLogs > 0 && count > maxLogs {
+			return // the caller reports the overflow
+		}
 		if !first {
 			out = append(out, ',')
 		}
@@ -136,11 +168,18 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 				}
 			}
 		}
+		if maxLogs > 0 && count > maxLogs {
+			n := h.Number.Uint64()
+			return nil, tooManyLogs(maxLogs, n, n)
+		}
 		return json.RawMessage(append(out, ']')), nil
 	}
 	rng, err := a.resolveRange(&f)
 	if err != nil {
 		return nil, err
+	}
+	if span := a.logLimits.MaxRange; span > 0 && rng.from <= rng.to && rng.to-rng.from >= span {
+		return nil, rangeTooLarge(span)
 	}
 	for n := rng.from; n <= rng.to && rng.from <= rng.to; n++ {
 		if err := ctx.Err(); err != nil {
@@ -161,6 +200,9 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 				}
 			}
 		}
+		if maxLogs > 0 && count > maxLogs {
+			return nil, tooManyLogs(maxLogs, rng.from, max(n, rng.from+1)-1)
+		}
 		if n == rng.to { // guards n++ overflow at MaxUint64
 			break
 		}
@@ -174,6 +216,9 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 					emit(l, hash, h.Time)
 				}
 			}
+		}
+		if maxLogs > 0 && count > maxLogs {
+			return nil, tooManyLogs(maxLogs, rng.from, h.Number.Uint64()-1)
 		}
 	}
 	return json.RawMessage(append(out, ']')), nil

@@ -129,3 +129,25 @@ func TestGetLogsPending(t *testing.T) {
 		t.Error("pending..latest: want invalid block range")
 	}
 }
+
+// The range and result caps answer -32005 naming the limit; the result
+// error suggests a range that fits.
+func TestGetLogsLimits(t *testing.T) {
+	f := newReadsFixture(t)
+	a := f.api
+	a.SetLogLimits(LogLimits{MaxRange: 3, MaxResults: 2})
+	defer a.SetLogLimits(LogLimits{})
+	for _, tc := range []struct{ filter, msg string }{
+		{`{"fromBlock":"0x1","toBlock":"0x4"}`, "query exceeds max block range 3 (--rpc.getlogs-max-range)"},
+		{`{"fromBlock":"0x1","toBlock":"0x3"}`, "query exceeds max results 2, retry with the range 1-2 (--rpc.getlogs-max-results)"},
+	} {
+		_, err := call(t, a.getLogs, tc.filter)
+		var re rpc.Error
+		if !errors.As(err, &re) || re.ErrorCode() != rpc.CodeLimitExceeded || err.Error() != tc.msg {
+			t.Errorf("%s: %v, want -32005 %q", tc.filter, err, tc.msg)
+		}
+	}
+	if out := mustCall(t, a.getLogs, `{"fromBlock":"0x1","toBlock":"0x2"}`); len(logsOf(t, out)) != 2 {
+		t.Errorf("the suggested range: %s", out)
+	}
+}

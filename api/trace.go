@@ -79,10 +79,17 @@ func (c *TraceConfig) timeout() (time.Duration, error) {
 	return d, nil
 }
 
-// newTracer makes the tracer the configuration names.
-func (a *API) newTracer(c *TraceConfig, txctx *tracers.Context) (*tracers.Tracer, error) {
+// newTracer makes the tracer the configuration names. The struct logger
+// stops recording once its output passes the answer size cap (its Limit, if
+// smaller, wins), so an endless loop cannot fill memory with steps; an
+// answer over the cap is then refused by rpc.
+func (a *API) newTracer(ctx context.Context, c *TraceConfig, txctx *tracers.Context) (*tracers.Tracer, error) {
 	if c.Tracer == nil {
-		l := logger.NewStructLogger(&c.Config)
+		cfg := c.Config
+		if limit := rpc.ResponseLimit(ctx); limit > 0 && (cfg.Limit <= 0 || cfg.Limit > limit) {
+			cfg.Limit = limit
+		}
+		l := logger.NewStructLogger(&cfg)
 		result := func() (json.RawMessage, error) {
 			raw, err := l.GetResult()
 			if err != nil {
@@ -107,7 +114,7 @@ func (a *API) traceOne(ctx context.Context, c *TraceConfig, txctx *tracers.Conte
 	if err != nil {
 		return nil, err
 	}
-	tracer, err := a.newTracer(c, txctx)
+	tracer, err := a.newTracer(ctx, c, txctx)
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +234,9 @@ func (a *API) traceBlock(ctx context.Context, t *replayTarget, c *TraceConfig) (
 			out = append(out, res...)
 		}
 		out = append(out, '}')
+		if limit := rpc.ResponseLimit(ctx); limit > 0 && len(out) > limit {
+			return nil, rpc.ResponseTooLarge(limit)
+		}
 	}
 	return json.RawMessage(append(out, ']')), nil
 }

@@ -85,6 +85,12 @@ func ResponseLimit(ctx context.Context) int {
 	return 0
 }
 
+// ResponseTooLarge is the -32005 error that replaces an answer over the
+// server's size cap (handlers that stop early answer it too).
+func ResponseTooLarge(limit int) error {
+	return &LimitExceededError{Msg: fmt.Sprintf("response too large: exceeds %d bytes (--rpc.max-response-size)", limit)}
+}
+
 // requestContext bounds one message (a call or a whole batch, as geth's
 // HTTP timeout does) by the server's deadline and carries its limits.
 func (s *Server) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {

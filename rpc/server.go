@@ -362,7 +362,7 @@ func (s *Server) handleEnvelope(ctx context.Context, msg json.RawMessage, env *e
 
 // tooLarge is the error that replaces an answer over the size cap.
 func (s *Server) tooLarge() error {
-	return &LimitExceededError{Msg: fmt.Sprintf("response too large: exceeds %d bytes (--rpc.max-response-size)", s.opts.MaxResponseSize)}
+	return ResponseTooLarge(s.opts.MaxResponseSize)
 }
 
 // methodName decodes the raw "method" member: a non-empty JSON string. The
