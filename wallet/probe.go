@@ -40,9 +40,11 @@ var ErrRefusedTarget = errors.New("target address refused by the wallet's probe 
 //     loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 with the
 //     cloud metadata services, fe80::/10), carrier-grade NAT, unspecified,
 //     multicast, broadcast, documentation, benchmarking and reserved ranges,
-//     and IPv6 forms that embed such IPv4 addresses are refused. The node
-//     sets AllowPrivate when it listens on loopback only (its callers are
-//     then local already) or with --wallet.allow-private.
+//     and IPv6 forms that embed such IPv4 addresses are refused. Only
+//     --wallet.allow-private sets AllowPrivate: listening on loopback does
+//     not make callers local (a DNS-rebinding page is a caller too).
+//     Refusal happens before any packet leaves, so a refused target's open
+//     and closed ports answer alike.
 //   - No proxy from the environment is used, redirects are followed only to
 //     the same scheme and host (at most 3), the whole exchange has a short
 //     timeout, the response is size-limited, and at most 4 probes run at once.

@@ -349,8 +349,8 @@ func TestIsLoopbackAddr(t *testing.T) {
 			t.Errorf("IsLoopbackAddr(%q) = %v, want %v", addr, got, want)
 		}
 	}
-	// The wallet derives its probe policy from it.
-	for addr, want := range map[string]bool{"127.0.0.1": true, "0.0.0.0": false} {
+	// The probe's policy does not depend on it: only AllowPrivate opens it.
+	for addr, want := range map[string]bool{"127.0.0.1": false, "0.0.0.0": false} {
 		cfg := Config{Approval: ModeAuto, NodeAddr: addr, Self: SelfChain(big.NewInt(1), Chain{})}
 		w, err := Open(cfg)
 		if err != nil {

@@ -58,7 +58,8 @@ type Config struct {
 	// ApprovalTimeout bounds the wait for a person (default 120s).
 	ApprovalTimeout time.Duration
 	// AllowPrivate lets the probe reach loopback, private and link-local
-	// addresses. Open also allows them when NodeAddr is loopback-only.
+	// addresses (--wallet.allow-private); they are refused otherwise,
+	// whatever address the node listens on.
 	AllowPrivate bool
 	// NodeAddr is the node's listening host (its --http.addr).
 	NodeAddr string
@@ -139,7 +140,9 @@ func Open(cfg Config) (*Wallet, error) {
 		return nil, fmt.Errorf("wallet registry: %w", err)
 	}
 	w.reg = reg
-	w.probe = NewProber(cfg.AllowPrivate || IsLoopbackAddr(cfg.NodeAddr), cfg.ProbeTimeout)
+	// Listening on loopback does not make every caller local: a web page
+	// that rebinds its name to 127.0.0.1 is a caller too.
+	w.probe = NewProber(cfg.AllowPrivate, cfg.ProbeTimeout)
 	return w, nil
 }
 
@@ -217,7 +220,10 @@ func (w *Wallet) addEthereumChain(ctx context.Context, p rpc.Params) (any, error
 		return nil, &rpc.InternalError{Msg: fmt.Sprintf("Request for method 'eth_chainId on %s failed", url)}
 	}
 	if got.Cmp(req.ID()) != 0 {
-		return nil, invalid("Chain ID returned by RPC URL %s does not match %s (the RPC returned 0x%x)", url, req.ChainID, got)
+		// The id the target returned is logged, not answered: the probe
+		// must not read other hosts' data back to the caller.
+		w.log.Info("wallet probe: chain id mismatch", "url", url, "want", req.ChainID, "got", fmt.Sprintf("0x%x", got))
+		return nil, invalid("Chain ID returned by RPC URL %s does not match %s", url, req.ChainID)
 	}
 	if w.cfg.Approval == ModePrompt {
 		ok, err := w.ask(ctx, MethodAdd, next, old, known)

@@ -16,7 +16,7 @@ import (
 
 // TestBrowser runs tests/browser (node --test, playwright-core driving
 // headless Debian chromium) against a node started here with
-// --wallet.approval=prompt on loopback. Outside CI it is skipped when the
+// --wallet.approval=prompt on loopback (with --wallet.allow-private: the page adds this node). Outside CI it is skipped when the
 // tooling is missing (scripts/setup-wallet installs it); with CI=true
 // missing tooling is a failure.
 func TestBrowser(t *testing.T) {
@@ -51,7 +51,7 @@ func TestBrowser(t *testing.T) {
 		HTTPAddr: "127.0.0.1",
 		// A sequencer, so the /flashblocks feed has something to show.
 		BlockTime: time.Second,
-		Wallet:    wallet.Config{Approval: wallet.ModePrompt, ApprovalTimeout: 2 * time.Minute},
+		Wallet:    wallet.Config{Approval: wallet.ModePrompt, ApprovalTimeout: 2 * time.Minute, AllowPrivate: true}, // the page adds this node itself
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {

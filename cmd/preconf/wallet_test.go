@@ -52,7 +52,7 @@ const (
 
 func TestWalletCommands(t *testing.T) {
 	datadir := t.TempDir()
-	p := start(t, "--datadir", datadir, "--block-time", "0", "--wallet.approval", "prompt")
+	p := start(t, "--datadir", datadir, "--block-time", "0", "--wallet.approval", "prompt", "--wallet.allow-private") // it probes itself, on loopback
 
 	// approve ID --rpc URL (flag after the ID)
 	answer := make(chan string, 1)
@@ -116,7 +116,7 @@ func TestWalletCommands(t *testing.T) {
 	p.stop(t)
 
 	// auto mode approves valid requests by itself.
-	p = start(t, "--datadir", datadir, "--block-time", "0", "--wallet.approval", "auto")
+	p = start(t, "--datadir", datadir, "--block-time", "0", "--wallet.approval", "auto", "--wallet.allow-private")
 	if got, _ := rawPost(p.url, addRequest("Auto", p.url+"/?auto")); strings.TrimSpace(got) != null {
 		t.Errorf("auto mode answered %s", got)
 	}
