@@ -7,6 +7,7 @@ package follower
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/preconf/preconf/follower/feed"
 	"github.com/preconf/preconf/follower/remote"
@@ -50,6 +52,8 @@ type Config struct {
 	// arrival until the snapshot showing it was visible (including any wait
 	// for its parent head).
 	Observe func(s *pending.Snapshot, latency time.Duration)
+	// Metrics, if set, receives the follower's metrics (follower/metrics.go).
+	Metrics prometheus.Registerer
 }
 
 // Follower follows one feed over one upstream and publishes to a pending
@@ -66,6 +70,8 @@ type Follower struct {
 	tracker *feed.Tracker
 	exec    *executor
 	lat     latencies
+	hist    *metrics  // nil without Config.Metrics
+	started time.Time // Start
 
 	events  chan loopEvent
 	pollNow chan struct{}
@@ -73,6 +79,7 @@ type Follower struct {
 
 	mu        sync.Mutex
 	headErr   error
+	headDown  time.Time // when head polls started failing
 	execErr   error
 	execFails uint64
 	invalid   uint64
@@ -146,6 +153,9 @@ func New(cfg Config, src *pending.Source) (*Follower, error) {
 		},
 	}
 	f.exec.stateAt = f.stateAt
+	if cfg.Metrics != nil {
+		f.registerMetrics(cfg.Metrics)
+	}
 	return f, nil
 }
 
@@ -154,19 +164,27 @@ func New(cfg Config, src *pending.Source) (*Follower, error) {
 func (f *Follower) CheckUpstream(ctx context.Context) error {
 	var id hexutilBig
 	if err := f.client.Call(ctx, &id, "eth_chainId"); err != nil {
-		return fmt.Errorf("upstream %s: %w", f.cfg.Upstream, err)
+		return fmt.Errorf("upstream %s: %w", f.client.Shown(), err)
 	}
 	if id.Int().Cmp(f.cfg.Chain.ChainID) != 0 {
-		return fmt.Errorf("upstream %s serves chain %s, the configured chain is %s (pass --genesis)", f.cfg.Upstream, id.Int(), f.cfg.Chain.ChainID)
+		return fmt.Errorf("upstream %s serves chain %s, the configured chain is %s (pass --genesis)", f.client.Shown(), id.Int(), f.cfg.Chain.ChainID)
 	}
 	h, err := f.client.HeadByNumber(ctx, "latest")
 	if err != nil {
-		return fmt.Errorf("upstream %s head: %w", f.cfg.Upstream, err)
+		return fmt.Errorf("upstream %s head: %w", f.client.Shown(), err)
 	}
 	if h == nil {
-		return fmt.Errorf("upstream %s has no latest block", f.cfg.Upstream)
+		return fmt.Errorf("upstream %s has no latest block", f.client.Shown())
 	}
 	f.setHead(h)
+	if f.shared.Mode() == remote.ProofsRequired {
+		// Fail at start, not at the first state read: required proofs need
+		// an upstream that has eth_getProof.
+		var res json.RawMessage
+		if err := f.client.Call(ctx, &res, "eth_getProof", common.Address{}, []string{}, map[string]any{"blockHash": h.Header.Hash()}); err != nil {
+			return fmt.Errorf("--proofs required, but upstream %s does not answer eth_getProof: %w", f.client.Shown(), err)
+		}
+	}
 	return nil
 }
 
@@ -175,6 +193,9 @@ func (f *Follower) CheckUpstream(ctx context.Context) error {
 func (f *Follower) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel
+	f.mu.Lock()
+	f.started = time.Now()
+	f.mu.Unlock()
 	f.wg.Add(4)
 	go func() { defer f.wg.Done(); f.logWorker(ctx) }()
 	go func() {
@@ -264,15 +285,18 @@ func (f *Follower) pollHeads(ctx context.Context) {
 		f.mu.Lock()
 		prev := f.headErr
 		f.headErr = err
+		if err != nil && prev == nil {
+			f.headDown = time.Now()
+		}
 		f.mu.Unlock()
 		if err != nil {
 			if prev == nil && ctx.Err() == nil {
-				f.log.Warn("upstream head unavailable", "upstream", f.cfg.Upstream, "err", err)
+				f.log.Warn("upstream head unavailable", "upstream", f.client.Shown(), "err", err)
 			}
 			continue
 		}
 		if prev != nil {
-			f.log.Info("upstream head available again", "upstream", f.cfg.Upstream, "number", h.Header.Number)
+			f.log.Info("upstream head available again", "upstream", f.client.Shown(), "number", h.Header.Number)
 		}
 		if last != nil && last.Header.Hash() == h.Header.Hash() {
 			continue
@@ -362,6 +386,7 @@ func (f *Follower) syncPending() {
 		f.shown[s.PayloadID] = s.Index
 		d := time.Since(fb.Received)
 		f.lat.add(d)
+		f.observeVisible(d)
 		if d > slowFlashblock {
 			e := f.exec
 			f.log.Info("slow flashblock", "number", s.Header.Number, "index", s.Index, "txs", s.NewTxs, "visible_after", d,

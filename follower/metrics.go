@@ -1,43 +1,131 @@
 package follower
 
 import (
-	"fmt"
-	"net/http"
-	"sort"
-	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/preconf/preconf/follower/feed"
 )
 
-// MetricsHandler serves the follower's counters and latency quantiles in
-// the Prometheus text format (for scraping; follower_status has the same).
-func (f *Follower) MetricsHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := f.Status()
-		var b strings.Builder
-		names := make([]string, 0, len(st.Counters))
-		for k := range st.Counters {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			fmt.Fprintf(&b, "preconf_follower_%s %d\n", k, st.Counters[k])
-		}
-		for _, q := range []string{"p50", "p99", "max"} {
-			fmt.Fprintf(&b, "preconf_follower_visible_latency_ms{quantile=%q} %g\n", q, st.LatencyMs[q])
-		}
-		up := func(ok bool) int {
-			if ok {
-				return 1
-			}
-			return 0
-		}
-		fmt.Fprintf(&b, "preconf_follower_feed_connected %d\n", up(st.FeedConnected))
-		fmt.Fprintf(&b, "preconf_follower_upstream_ok %d\n", up(st.UpstreamError == ""))
-		fmt.Fprintf(&b, "preconf_follower_head %d\n", uint64(st.Head))
-		if st.Pending != nil {
-			fmt.Fprintf(&b, "preconf_follower_pending_number %d\npreconf_follower_pending_index %d\npreconf_follower_pending_transactions %d\n",
-				uint64(st.Pending.Number), uint64(st.Pending.Index), st.Pending.Txs)
-		}
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		w.Write([]byte(b.String()))
-	})
+// The follower's numbers for Prometheus: the counters it keeps anyway
+// (feed outcomes, upstream traffic, re-execution results) are read at
+// scrape time by a collector, and the two latencies are histograms, whose
+// buckets add up across replicas (follower_status keeps its ring-buffer
+// quantiles for people).
+
+var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+// metrics are the follower's histograms (nil without Config.Metrics).
+type metrics struct {
+	visible   prometheus.Histogram
+	roundTrip prometheus.Histogram
+}
+
+func (f *Follower) registerMetrics(reg prometheus.Registerer) {
+	f.hist = &metrics{
+		visible: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "preconf_follower_visible_latency_seconds",
+			Help: "From a flashblock's arrival on the feed to the pending snapshot showing it.", Buckets: latencyBuckets}),
+		roundTrip: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "preconf_follower_upstream_round_trip_seconds",
+			Help: "One HTTP exchange with the upstream (a call or a batch).", Buckets: latencyBuckets}),
+	}
+	f.client.RoundTrip = func(d time.Duration) { f.hist.roundTrip.Observe(d.Seconds()) }
+	reg.MustRegister(f.hist.visible, f.hist.roundTrip, &collector{f: f})
+}
+
+// observeVisible records one flashblock's received → visible time.
+func (f *Follower) observeVisible(d time.Duration) {
+	if f.hist != nil {
+		f.hist.visible.Observe(d.Seconds())
+	}
+}
+
+var (
+	outcomeDesc = prometheus.NewDesc("preconf_follower_flashblocks_total",
+		"Feed events by what became of them (accepted, buffered, duplicate, gap, …, and heads: head_new, caught_up, reorg).",
+		[]string{"outcome"}, nil)
+	counterDescs = map[string]*prometheus.Desc{}
+	gaugeDescs   = map[string]*prometheus.Desc{}
+)
+
+// counterHelp and gaugeHelp name the status counters exported as such.
+var counterHelp = map[string]string{
+	"connects":                 "Successful connections to the flashblocks feed.",
+	"disconnects":              "Feed connections lost.",
+	"frames":                   "Feed frames read.",
+	"frame_bytes":              "Feed frame bytes read.",
+	"brotli_frames":            "Binary (brotli) feed frames read.",
+	"published":                "Pending snapshots published.",
+	"upstream_requests":        "HTTP requests sent to the upstream.",
+	"upstream_calls":           "JSON-RPC calls sent to the upstream (a batch counts each).",
+	"upstream_failures":        "Upstream exchanges that failed (transport, non-JSON answer).",
+	"state_fetches":            "State values read from the upstream.",
+	"state_cache_hits":         "State values served from the follower's cache.",
+	"proofs_verified":          "eth_getProof answers verified against the state root.",
+	"block_hash_match":         "Sealed blocks whose hash matched the pre-confirmed one.",
+	"block_hash_mismatch":      "Sealed blocks whose hash differed from the pre-confirmed one.",
+	"carried_over":             "Pending blocks carried over onto a new head without re-execution.",
+	"exec_retryable_failures":  "Re-executions that failed and will be retried.",
+	"exec_invalid_flashblocks": "Flashblocks that did not apply on the sealed state (block dropped).",
+}
+
+var gaugeHelp = map[string]string{
+	"feed_connected":       "1 while the flashblocks feed is connected.",
+	"upstream_ok":          "1 while the upstream answers head polls.",
+	"head":                 "The upstream's latest block number.",
+	"pending_number":       "The pending block's number.",
+	"pending_index":        "The pending block's last flashblock index.",
+	"pending_transactions": "Pre-confirmed transactions in the pending block.",
+}
+
+func init() {
+	for name, help := range counterHelp {
+		counterDescs[name] = prometheus.NewDesc("preconf_follower_"+name+"_total", help, nil, nil)
+	}
+	for name, help := range gaugeHelp {
+		gaugeDescs[name] = prometheus.NewDesc("preconf_follower_"+name, help, nil, nil)
+	}
+}
+
+// collector reads the follower's status at scrape time.
+type collector struct{ f *Follower }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- outcomeDesc
+	for _, d := range counterDescs {
+		ch <- d
+	}
+	for _, d := range gaugeDescs {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	st := c.f.Status()
+	for _, o := range feed.Outcomes() {
+		ch <- prometheus.MustNewConstMetric(outcomeDesc, prometheus.CounterValue, float64(st.Counters[o.String()]), o.String())
+	}
+	for name, d := range counterDescs {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(st.Counters[name]))
+	}
+	gauge := func(name string, v float64) {
+		ch <- prometheus.MustNewConstMetric(gaugeDescs[name], prometheus.GaugeValue, v)
+	}
+	gauge("feed_connected", b2f(st.FeedConnected))
+	gauge("upstream_ok", b2f(st.UpstreamError == ""))
+	gauge("head", float64(st.Head))
+	var number, index, txs float64
+	if st.Pending != nil {
+		number, index, txs = float64(st.Pending.Number), float64(st.Pending.Index), float64(st.Pending.Txs)
+	}
+	gauge("pending_number", number)
+	gauge("pending_index", index)
+	gauge("pending_transactions", txs)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -155,7 +155,7 @@ func (f *Follower) forwarder(name string, cache *lru[string, json.RawMessage]) r
 		}
 		var env envelope
 		if err := json.Unmarshal(raw, &env); err != nil {
-			return nil, &rpc.ServerError{Msg: fmt.Sprintf("upstream %s: bad answer: %v", f.cfg.Upstream, err)}
+			return nil, &rpc.ServerError{Msg: fmt.Sprintf("upstream %s: bad answer: %v", f.client.Shown(), err)}
 		}
 		if env.Error != nil {
 			return nil, &rpc.CodedError{Code: env.Error.Code, Msg: env.Error.Message, Data: dataOf(env.Error.Data)}

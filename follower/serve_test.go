@@ -233,7 +233,9 @@ func TestFollowNodesServeTheInterface(t *testing.T) {
 	}
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{"preconf_follower_accepted ", "preconf_follower_feed_connected 1", `preconf_follower_visible_latency_ms{quantile="p99"}`} {
+	for _, want := range []string{`preconf_follower_flashblocks_total{outcome="accepted"} `, "preconf_follower_feed_connected 1",
+		`preconf_follower_visible_latency_seconds_bucket{le="0.01"} `, "# TYPE preconf_follower_upstream_round_trip_seconds histogram",
+		`preconf_rpc_requests_total{method="eth_getBlockByNumber"} `} {
 		if !strings.Contains(string(metrics), want) {
 			t.Fatalf("/metrics lacks %q:\n%s", want, metrics)
 		}

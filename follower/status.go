@@ -1,10 +1,14 @@
 package follower
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/preconf/preconf/follower/remote"
 )
 
 // Status is the follower's health, for operators and tests.
@@ -32,20 +36,43 @@ type PendingStatus struct {
 	Hash   common.Hash    `json:"hash"`
 }
 
-// Status reports the follower's state.
+// Health says what has been wrong for longer than grace: the feed
+// disconnected, or the upstream failing its head polls (nil: healthy).
+func (f *Follower) Health(grace time.Duration) []string {
+	var reasons []string
+	f.mu.Lock()
+	started, headErr, headDown := f.started, f.headErr, f.headDown
+	f.mu.Unlock()
+	if connected, _ := f.feed.Status(); !connected && !started.IsZero() {
+		since := f.feed.Since()
+		if since.IsZero() {
+			since = started
+		}
+		if d := time.Since(since); d > grace {
+			reasons = append(reasons, fmt.Sprintf("flashblocks feed %s disconnected for %s", remote.RedactURL(f.cfg.Feed), d.Round(time.Second)))
+		}
+	}
+	if headErr != nil && time.Since(headDown) > grace {
+		reasons = append(reasons, fmt.Sprintf("upstream %s failing for %s", remote.RedactURL(f.cfg.Upstream), time.Since(headDown).Round(time.Second)))
+	}
+	return reasons
+}
+
+// Status reports the follower's state. URLs are shown as scheme and host
+// only: a provider's key is often in the path or the query.
 func (f *Follower) Status() Status {
-	st := Status{Upstream: f.cfg.Upstream, Feed: f.cfg.Feed, Counters: f.metrics.Snapshot()}
+	st := Status{Upstream: remote.RedactURL(f.cfg.Upstream), Feed: remote.RedactURL(f.cfg.Feed), Counters: f.metrics.Snapshot()}
 	connected, ferr := f.feed.Status()
 	st.FeedConnected = connected
 	if ferr != nil && !connected {
-		st.FeedError = ferr.Error()
+		st.FeedError = f.redact(ferr.Error())
 	}
 	f.mu.Lock()
 	if f.headErr != nil {
-		st.UpstreamError = f.headErr.Error()
+		st.UpstreamError = f.redact(f.headErr.Error())
 	}
 	if f.execErr != nil {
-		st.ExecError = f.execErr.Error()
+		st.ExecError = f.redact(f.execErr.Error())
 	}
 	st.Counters["exec_retryable_failures"] = f.execFails
 	st.Counters["exec_invalid_flashblocks"] = f.invalid
@@ -71,9 +98,12 @@ func (f *Follower) Status() Status {
 	st.Counters["last_exec_us"] = uint64(f.exec.lastExec.Load() / 1000)
 	st.Counters["last_snapshot_us"] = uint64(f.exec.lastSnap.Load() / 1000)
 	switch f.shared.Mode() {
-	case 0:
+	case remote.ProofsAuto:
 		st.Proofs = "auto"
-	case 1:
+		if !f.shared.ProofsNow() {
+			st.Proofs = "auto: plain reads for now (the upstream answered eth_getProof with -32601; asked again every minute)"
+		}
+	case remote.ProofsRequired:
 		st.Proofs = "required"
 	default:
 		st.Proofs = "off"
@@ -85,3 +115,14 @@ func (f *Follower) Status() Status {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// redact replaces the configured URLs in a message with RedactURL's form
+// (the feed client's and the executor's errors may quote them).
+func (f *Follower) redact(msg string) string {
+	for _, u := range []string{f.cfg.Upstream, f.cfg.Feed} {
+		if u != "" {
+			msg = strings.ReplaceAll(msg, u, remote.RedactURL(u))
+		}
+	}
+	return msg
+}

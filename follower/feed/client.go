@@ -36,6 +36,7 @@ type Client struct {
 
 	mu        sync.Mutex
 	connected bool
+	changed   time.Time // when connected last changed (zero: never connected)
 	lastErr   error
 }
 
@@ -46,8 +47,19 @@ func (c *Client) Status() (connected bool, lastErr error) {
 	return c.connected, c.lastErr
 }
 
+// Since is when the connection state (Status) last changed; zero before
+// the first connection.
+func (c *Client) Since() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
 func (c *Client) setStatus(connected bool, err error) {
 	c.mu.Lock()
+	if connected != c.connected {
+		c.changed = time.Now()
+	}
 	c.connected = connected
 	if err != nil {
 		c.lastErr = err

@@ -1,9 +1,6 @@
 package feed
 
-import (
-	"sort"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // Outcome is what became of one feed event.
 type Outcome int
@@ -77,12 +74,11 @@ func (m *Metrics) Snapshot() map[string]uint64 {
 	return out
 }
 
-// Names lists the counter names in a stable order.
-func Names(snapshot map[string]uint64) []string {
-	names := make([]string, 0, len(snapshot))
-	for k := range snapshot {
-		names = append(names, k)
+// Outcomes lists every outcome, in order.
+func Outcomes() []Outcome {
+	out := make([]Outcome, numOutcomes)
+	for i := range out {
+		out[i] = Outcome(i)
 	}
-	sort.Strings(names)
-	return names
+	return out
 }

@@ -40,6 +40,7 @@ func IsMethodNotFound(err error) bool {
 // Safe for concurrent use.
 type Client struct {
 	url     string
+	shown   string // url as errors show it (RedactURL)
 	http    *http.Client
 	timeout time.Duration
 	id      atomic.Uint64
@@ -47,6 +48,8 @@ type Client struct {
 	Requests atomic.Uint64 // HTTP requests sent
 	Calls    atomic.Uint64 // calls sent (a batch counts each)
 	Failures atomic.Uint64 // transport failures
+	// RoundTrip, if set (before first use), is told each exchange's time.
+	RoundTrip func(time.Duration)
 }
 
 // NewClient returns a client of the node at url. timeout bounds one HTTP
@@ -61,11 +64,15 @@ func NewClient(url string, timeout time.Duration) *Client {
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &Client{url: url, http: &http.Client{Transport: tr}, timeout: timeout}
+	return &Client{url: url, shown: RedactURL(url), http: &http.Client{Transport: tr}, timeout: timeout}
 }
 
 // URL is the upstream's address.
 func (c *Client) URL() string { return c.url }
+
+// Shown is the upstream's address as errors and logs show it: scheme and
+// host only (RedactURL).
+func (c *Client) Shown() string { return c.shown }
 
 // Request is one call of a batch. Result receives the decoded result (nil:
 // discard); Err is set per call after Batch returns.
@@ -106,7 +113,7 @@ func (c *Client) Call(ctx context.Context, out any, method string, params ...any
 	var w wireResponse
 	if err := json.Unmarshal(resp, &w); err != nil {
 		c.Failures.Add(1)
-		return fmt.Errorf("%w: %s: bad response to %s: %v", ErrUnavailable, c.url, method, err)
+		return fmt.Errorf("%w: %s: bad response to %s: %v", ErrUnavailable, c.shown, method, err)
 	}
 	return decodeResult(&w, out)
 }
@@ -164,7 +171,7 @@ func (c *Client) Batch(ctx context.Context, reqs []*Request) error {
 	var ws []wireResponse
 	if err := json.Unmarshal(resp, &ws); err != nil {
 		c.Failures.Add(1)
-		return fail(fmt.Errorf("%w: %s: bad batch response: %v", ErrUnavailable, c.url, err))
+		return fail(fmt.Errorf("%w: %s: bad batch response: %v", ErrUnavailable, c.shown, err))
 	}
 	seen := make([]bool, len(reqs))
 	for i := range ws {
@@ -178,7 +185,7 @@ func (c *Client) Batch(ctx context.Context, reqs []*Request) error {
 	}
 	for i, ok := range seen {
 		if !ok {
-			reqs[i].Err = fmt.Errorf("%w: %s: no answer to %s in batch", ErrUnavailable, c.url, reqs[i].Method)
+			reqs[i].Err = fmt.Errorf("%w: %s: no answer to %s in batch", ErrUnavailable, c.shown, reqs[i].Method)
 		}
 	}
 	return nil
@@ -194,24 +201,27 @@ func (c *Client) post(ctx context.Context, body []byte) ([]byte, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.url, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.shown, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	c.Requests.Add(1)
+	if c.RoundTrip != nil {
+		defer func(start time.Time) { c.RoundTrip(time.Since(start)) }(time.Now())
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.Failures.Add(1)
-		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.url, unwrapURLError(err))
+		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.shown, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 128<<20))
 	if err != nil {
 		c.Failures.Add(1)
-		return nil, fmt.Errorf("%w: %s: read: %v", ErrUnavailable, c.url, err)
+		return nil, fmt.Errorf("%w: %s: read: %v", ErrUnavailable, c.shown, err)
 	}
 	if resp.StatusCode != http.StatusOK && (len(data) == 0 || (data[0] != '{' && data[0] != '[')) {
 		c.Failures.Add(1)
-		return nil, fmt.Errorf("%w: %s: HTTP %s", ErrUnavailable, c.url, resp.Status)
+		return nil, fmt.Errorf("%w: %s: HTTP %s", ErrUnavailable, c.shown, resp.Status)
 	}
 	return data, nil
 }

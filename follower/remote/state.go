@@ -21,7 +21,8 @@ type Proofs int32
 
 const (
 	// ProofsAuto uses eth_getProof and falls back to plain reads when the
-	// upstream does not offer it.
+	// upstream does not offer it, asking again after ReprobeAfter (an
+	// upstream can be upgraded, or be a pool of different clients).
 	ProofsAuto Proofs = iota
 	// ProofsRequired uses eth_getProof only (an upstream without it fails).
 	ProofsRequired
@@ -36,7 +37,8 @@ type Shared struct {
 	Client  *Client
 	Timeout time.Duration // one read (0: 10 s)
 
-	mode     atomic.Int32 // Proofs; Auto turns into Required or Off on first use
+	mode     atomic.Int32 // Proofs, as configured
+	offUntil atomic.Int64 // auto mode: plain reads until then (unix ns), after a -32601
 	codes    sync.Map     // common.Hash → *entry[[]byte]
 	codeN    atomic.Int64
 	Fetches  atomic.Uint64 // values fetched from the upstream
@@ -51,8 +53,25 @@ func NewShared(c *Client, mode Proofs) *Shared {
 	return s
 }
 
-// Mode is the proof mode in effect.
+// ReprobeAfter is how long auto mode reads without proofs after the
+// upstream answered eth_getProof with -32601, before asking again.
+const ReprobeAfter = time.Minute
+
+// Mode is the configured proof mode.
 func (s *Shared) Mode() Proofs { return Proofs(s.mode.Load()) }
+
+// ProofsNow reports whether new reads are checked with proofs: always in
+// required mode, never when off, and in auto mode unless the upstream
+// lately answered that it has no eth_getProof.
+func (s *Shared) ProofsNow() bool {
+	switch s.Mode() {
+	case ProofsOff:
+		return false
+	case ProofsRequired:
+		return true
+	}
+	return time.Now().UnixNano() >= s.offUntil.Load()
+}
 
 // maxEntries bounds the accounts (and, separately, the slots) one State
 // keeps; past it reads are answered without being kept.
@@ -87,6 +106,10 @@ type State struct {
 	ref    map[string]any // EIP-1898 block selector
 
 	codeErr atomic.Pointer[error] // last failed code read (Code cannot return errors)
+	// proofs is fixed when the State is made and only turns off (auto mode,
+	// -32601): within one State, accounts read without proofs have no
+	// known storage root, so proofs cannot come back for them.
+	proofs atomic.Bool
 
 	mu    sync.Mutex
 	accts map[common.Address]*entry[*types.StateAccount]
@@ -96,12 +119,14 @@ type State struct {
 // NewState is the state after the sealed block h.
 func (sh *Shared) NewState(h *types.Header) *State {
 	hash := h.Hash()
-	return &State{
+	st := &State{
 		sh: sh, number: h.Number.Uint64(), hash: hash, root: h.Root,
 		ref:   map[string]any{"blockHash": hash},
 		accts: make(map[common.Address]*entry[*types.StateAccount]),
 		slots: make(map[slotKey]*entry[common.Hash]),
 	}
+	st.proofs.Store(sh.ProofsNow())
+	return st
 }
 
 // Root is the state root the reads are verified against.
@@ -118,14 +143,20 @@ func (s *State) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), t)
 }
 
-// useProofs resolves the auto mode with the answer of a first proof call.
-func (s *State) useProofs() bool { return s.sh.Mode() != ProofsOff }
+// useProofs reports whether this State's reads are checked with proofs.
+func (s *State) useProofs() bool { return s.proofs.Load() }
 
+// proofUnavailable reports whether err means "no eth_getProof here" and
+// auto mode may fall back to plain reads (in required mode it may not: the
+// error stands). Falling back also pauses proofs for new States for
+// ReprobeAfter.
 func (s *State) proofUnavailable(err error) bool {
-	if IsMethodNotFound(err) && s.sh.mode.CompareAndSwap(int32(ProofsAuto), int32(ProofsOff)) {
-		return true
+	if !IsMethodNotFound(err) || s.sh.Mode() != ProofsAuto {
+		return false
 	}
-	return IsMethodNotFound(err) && s.sh.Mode() == ProofsOff
+	s.proofs.Store(false)
+	s.sh.offUntil.Store(time.Now().Add(ReprobeAfter).UnixNano())
+	return true
 }
 
 // Account implements state.Reader. The returned account is a copy.
