@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/wallet"
 )
 
@@ -254,11 +255,7 @@ func notLocal(r *http.Request) string {
 	if a, err := netip.ParseAddr(host); err != nil || !a.Unmap().IsLoopback() {
 		return "wallet approvals are served only to callers on this machine (loopback)"
 	}
-	hostName := r.Host
-	if h, _, err := net.SplitHostPort(r.Host); err == nil {
-		hostName = h
-	}
-	if !wallet.IsLoopbackHost(hostName) {
+	if !rpc.LoopbackHosts.Allows(r.Host) { // the node's Host allow-list, pinned to loopback here
 		return "the Host header must name a loopback host (localhost, 127.0.0.1 or [::1])"
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
