@@ -29,6 +29,8 @@ func NewFollow(cfg Config, fcfg follower.Config) (*Node, error) {
 	}
 	fcfg.Logger = logger
 	n := &Node{cfg: cfg, log: logger, Pending: new(pending.Source)}
+	n.Metrics, n.rpcMetrics = newRegistry()
+	fcfg.Metrics = n.Metrics
 	f, err := follower.New(fcfg, n.Pending)
 	if err != nil {
 		return nil, err
@@ -41,18 +43,25 @@ func NewFollow(cfg Config, fcfg follower.Config) (*Node, error) {
 	}
 	n.Follower = f
 
-	local := rpc.NewServer(rpc.Options{BatchLimit: cfg.BatchLimit, Logger: logger})
+	local, err := n.newRPC(nil)
+	if err != nil {
+		return nil, err
+	}
 	methods := api.NewWithBackend(f.Backend(), n.Pending)
 	if cfg.Simulate != nil {
 		methods.SetSimulateOptions(*cfg.Simulate)
 	}
+	methods.SetLogLimits(n.logLimits())
 	methods.Register(local)
 	local.Register("follower_status", func(context.Context, rpc.Params) (any, error) { return f.Status(), nil })
 	n.Subscriptions = subscribe.NewWithEvents(fcfg.Chain, f, n.Pending, logger)
 	n.Subscriptions.Register(local)
 	n.Subscriptions.Start()
 	n.OnClose(n.Subscriptions.Close)
-	n.RPC = rpc.NewServer(rpc.Options{BatchLimit: cfg.BatchLimit, Logger: logger})
+	if n.RPC, err = n.newRPC(n.rpcMetrics); err != nil {
+		n.Close()
+		return nil, err
+	}
 	f.Route(n.RPC, local)
 
 	if err := n.startWallet(fcfg.Chain.ChainID); err != nil {
@@ -60,15 +69,15 @@ func NewFollow(cfg Config, fcfg follower.Config) (*Node, error) {
 		return nil, err
 	}
 
-	streams := rpc.StreamOptions{Origins: cfg.CORSOrigins, Logger: logger}
-	n.WS = n.RPC.WSHandler(rpc.WSOptions{StreamOptions: streams, MaxMessage: cfg.MaxBody})
+	streams := rpc.StreamOptions{Origins: cfg.CORSOrigins, Logger: logger, Metrics: n.rpcMetrics}
+	n.WS = n.RPC.WSHandler(rpc.WSOptions{StreamOptions: streams, MaxMessage: cfg.MaxBody, MaxSubscriptions: cfg.MaxSubs})
 	n.OnClose(n.WS.Close)
 	n.Handle("/ws", n.WS)
 	n.Feed = feed.New(n.Pending, streams)
 	n.Feed.Start()
 	n.OnClose(n.Feed.Close)
 	n.Handle("/flashblocks", n.Feed)
-	n.Handle("/metrics", f.MetricsHandler())
+	n.watchSnapshots()
 
 	f.Start()
 	n.OnClose(f.Stop)

@@ -4,6 +4,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,10 +13,13 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
@@ -41,6 +45,22 @@ type Config struct {
 	MaxBody     int64
 	CORSOrigins []string
 	BatchLimit  int
+
+	// Limits (docs/reliability.md); zero values take the defaults.
+	RPCTimeout      time.Duration  // request deadline (rpc.DefaultTimeout; negative: none)
+	MaxResponseSize int            // one answer's bytes (rpc.DefaultMaxResponseSize; negative: none)
+	MaxConnections  int            // open connections (rpc.DefaultMaxConnections)
+	MaxTracing      int            // concurrent debug_trace*/eth_simulateV1 calls (DefaultMaxTracing)
+	MaxSubs         int            // subscriptions per websocket (1000)
+	LogLimits       *api.LogLimits // eth_getLogs caps (nil: api's defaults)
+	// VHosts are the Host names served (nil: rpc.DefaultVHosts; "*": any).
+	VHosts []string
+	// APIs are the namespaces served (nil: every one when listening on
+	// loopback, eth, net and web3 otherwise; see rpc.ParseNamespaces).
+	APIs []string
+	// ShutdownTimeout bounds the wait for requests in flight at Close
+	// (default 10 s).
+	ShutdownTimeout time.Duration
 
 	BlockTime time.Duration // 0: never seal new blocks (no sequencer)
 
@@ -79,10 +99,53 @@ type Node struct {
 	// Follower follows an upstream's flashblocks in follow mode (NewFollow).
 	Follower *follower.Follower
 
-	listener net.Listener
-	http     *http.Server
-	mux      *http.ServeMux
-	closers  []func() error
+	// Metrics is the node's Prometheus registry, served on /metrics.
+	Metrics *prometheus.Registry
+
+	listener   net.Listener
+	http       *http.Server
+	mux        *http.ServeMux
+	closers    []func() error
+	rpcMetrics *rpc.Metrics
+	snaps      *snapshotWatch
+	draining   atomic.Bool
+}
+
+// DefaultMaxTracing is how many debug_trace* and eth_simulateV1 calls run
+// at once, as reth's --rpc.max-tracing-requests: the cores less two, at
+// least two.
+var DefaultMaxTracing = max(runtime.NumCPU()-2, 2)
+
+// throttled are the methods whose memory and CPU per call are large.
+var throttled = []string{"debug_traceCall", "debug_traceTransaction", "debug_traceBlockByNumber", "debug_traceBlockByHash", "eth_simulateV1"}
+
+// newRPC makes a JSON-RPC server with the configured limits and the node's
+// request metrics (metrics nil: a server that is not the public one).
+func (n *Node) newRPC(metrics *rpc.Metrics) (*rpc.Server, error) {
+	apis := n.cfg.APIs
+	if apis == nil && !wallet.IsLoopbackAddr(n.cfg.HTTPAddr) {
+		apis = []string{"eth", "net", "web3"}
+	}
+	var ns []string
+	if apis != nil && metrics != nil { // an inner server (follow mode's local methods): the public one filters
+		var err error
+		if ns, err = rpc.ParseNamespaces(apis); err != nil {
+			return nil, fmt.Errorf("--http.api: %w", err)
+		}
+	}
+	return rpc.NewServer(rpc.Options{
+		BatchLimit: n.cfg.BatchLimit, MaxResponseSize: n.cfg.MaxResponseSize, Timeout: n.cfg.RPCTimeout,
+		Namespaces: ns, Throttled: throttled, MaxThrottled: cmp.Or(n.cfg.MaxTracing, DefaultMaxTracing),
+		Metrics: metrics, Logger: n.log,
+	}), nil
+}
+
+// logLimits are the eth_getLogs caps in effect.
+func (n *Node) logLimits() api.LogLimits {
+	if n.cfg.LogLimits != nil {
+		return *n.cfg.LogLimits
+	}
+	return api.LogLimits{MaxRange: api.DefaultLogMaxRange, MaxResults: api.DefaultLogMaxResults}
 }
 
 // New opens the chain, imports blocks and registers the methods. It does not
@@ -97,6 +160,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: logger, Chain: c, Pending: new(pending.Source)}
+	n.Metrics, n.rpcMetrics = newRegistry()
 	n.closers = append(n.closers, c.Close)
 	for _, f := range cfg.Imports {
 		res, err := c.ImportFile(f)
@@ -106,11 +170,15 @@ func New(cfg Config) (*Node, error) {
 		}
 		logger.Info("import done", "file", f, "imported", res.Imported, "skipped", res.Skipped, "head", c.Head().Number)
 	}
-	n.RPC = rpc.NewServer(rpc.Options{BatchLimit: cfg.BatchLimit, Logger: logger})
+	if n.RPC, err = n.newRPC(n.rpcMetrics); err != nil {
+		n.Close()
+		return nil, err
+	}
 	methods := api.New(c, n.Pending)
 	if cfg.Simulate != nil {
 		methods.SetSimulateOptions(*cfg.Simulate)
 	}
+	methods.SetLogLimits(n.logLimits())
 	methods.Register(n.RPC)
 	if err := n.startWallet(c.Config().ChainID); err != nil {
 		n.Close()
@@ -121,7 +189,51 @@ func New(cfg Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
+	n.watchSnapshots()
 	return n, nil
+}
+
+// watchSnapshots follows the pending source for health and metrics.
+func (n *Node) watchSnapshots() {
+	n.snaps = newSnapshotWatch(n.Metrics, n.Sequencer != nil)
+	var st stats
+	if n.Sequencer != nil {
+		st = seqStats{n.Sequencer.Stats()}
+		pool := n.Sequencer.Pool()
+		n.Metrics.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "preconf_txpool_transactions",
+			Help: "Transactions waiting in the pool."}, func() float64 { return float64(pool.Len()) }))
+	}
+	if s := n.Pending.Current(); s != nil { // published during recovery, before this watch
+		n.snaps.observe(s.NewTxs, s.Index, nil)
+	}
+	ch, stop := n.Pending.Subscribe(64)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case s := <-ch:
+				if s != nil {
+					n.snaps.observe(s.NewTxs, s.Index, st)
+				}
+			}
+		}
+	}()
+	n.OnClose(func() error {
+		stop()
+		close(quit)
+		<-done
+		return nil
+	})
+}
+
+// seqStats reads the sequencer's last phase times.
+type seqStats struct{ s *sequencer.Stats }
+
+func (a seqStats) phases() (build, wal, publish, seal int64) {
+	return a.s.LastBuild.Load(), a.s.LastWALSync.Load(), a.s.LastPublish.Load(), a.s.LastSeal.Load()
 }
 
 // startWallet opens the wallet for the chain with id chainID and mounts the
@@ -175,12 +287,12 @@ func (n *Node) startSequencer(reads *api.API) error {
 // flashblocks feed. Both follow the pending source from before the
 // sequencer's first flashblock, so every flashblock is streamed.
 func (n *Node) startStreaming() {
-	streams := rpc.StreamOptions{Origins: n.cfg.CORSOrigins, Logger: n.log}
+	streams := rpc.StreamOptions{Origins: n.cfg.CORSOrigins, Logger: n.log, Metrics: n.rpcMetrics}
 	n.Subscriptions = subscribe.New(n.Chain, n.Pending, n.log)
 	n.Subscriptions.Register(n.RPC)
 	n.Subscriptions.Start()
 	n.OnClose(n.Subscriptions.Close)
-	n.WS = n.RPC.WSHandler(rpc.WSOptions{StreamOptions: streams, MaxMessage: n.cfg.MaxBody})
+	n.WS = n.RPC.WSHandler(rpc.WSOptions{StreamOptions: streams, MaxMessage: n.cfg.MaxBody, MaxSubscriptions: n.cfg.MaxSubs})
 	n.OnClose(n.WS.Close)
 	n.Handle("/ws", n.WS)
 	n.Feed = feed.New(n.Pending, streams)
@@ -226,14 +338,20 @@ func (n *Node) Start(other http.Handler) error {
 	if err := n.Wallet.SetSelfRPCURL("http://" + ln.Addr().String()); err != nil {
 		n.log.Warn("wallet registry", "err", err)
 	}
-	httpOpts := rpc.HTTPOptions{MaxBody: n.cfg.MaxBody, CORSOrigins: n.cfg.CORSOrigins, Other: other}
-	rpcHandler := n.RPC.HTTPHandler(httpOpts)
-	n.mux.Handle("/", rpcHandler)
-	n.http = &http.Server{
-		Handler:           n.mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+	vhosts := n.cfg.VHosts
+	if vhosts == nil {
+		vhosts = rpc.DefaultVHosts
 	}
+	hosts := rpc.NewHostAllowList(vhosts)
+	httpOpts := rpc.HTTPOptions{MaxBody: n.cfg.MaxBody, CORSOrigins: n.cfg.CORSOrigins, Other: other,
+		Hosts: hosts, MaxConnections: n.cfg.MaxConnections}
+	n.mux.Handle("/", n.RPC.HTTPHandler(httpOpts))
+	n.mux.Handle("/health", statusHandler(n.Health, "ok", "unhealthy"))
+	n.mux.Handle("/readyz", statusHandler(n.Ready, "ready", "not ready"))
+	n.mux.Handle("/metrics", metricsHandler(n.Metrics))
+	// One Host check for every endpoint: JSON-RPC (the fast path checks the
+	// same list), websockets, the feed, the page, /wallet/*, /metrics.
+	n.http = n.RPC.HTTPServer(hosts.Filter(n.mux), httpOpts)
 	go func() {
 		// Plain JSON-RPC POSTs are answered on rpc's fast path; everything
 		// else goes to n.http unchanged.
@@ -251,11 +369,22 @@ func (n *Node) Addr() string { return n.listener.Addr().String() }
 // URL is the node's HTTP URL (after Start).
 func (n *Node) URL() string { return "http://" + n.Addr() }
 
-// Close stops serving and closes everything, newest first.
+// Close drains and closes the node: it stops accepting connections (and
+// /readyz answers 503), waits for the requests in flight to be answered
+// (at most ShutdownTimeout; then they are cancelled), then closes
+// everything newest first: websockets (close 1001 after their queued
+// answers), the feed, the sequencer, and the chain last.
 func (n *Node) Close() error {
+	n.draining.Store(true)
 	if n.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		n.http.Shutdown(ctx)
+		ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(n.cfg.ShutdownTimeout, 10*time.Second))
+		if err := n.http.Shutdown(ctx); err != nil {
+			n.log.Warn("shutdown: HTTP connections still busy", "err", err)
+		}
+		if err := n.RPC.Drain(ctx); err != nil {
+			n.log.Warn("shutdown: requests cancelled", "err", err)
+		}
+		n.http.Close()
 		cancel()
 	}
 	var errs []error

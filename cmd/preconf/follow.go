@@ -31,7 +31,7 @@ var followOwnFlags = []cli.Flag{
 }
 
 // followShared are node flags `preconf follow` takes too.
-var followShared = []string{"datadir", "http.addr", "http.port", "http.corsdomain", "http.maxbody", "rpc.batch-limit", "genesis", "log.level"}
+var followShared = []string{"datadir", "http.addr", "http.port", "http.corsdomain", "http.maxbody", "rpc.batch-limit", "genesis", "log.level", "log.format"}
 
 func followFlags() []cli.Flag {
 	out := slices.Clone(followOwnFlags)
@@ -41,6 +41,7 @@ func followFlags() []cli.Flag {
 		}
 	}
 	out = append(out, walletFlags...)
+	out = append(out, limitFlags...)
 	return append(out, simulateFlags...)
 }
 
@@ -79,7 +80,7 @@ func runFollow(c *cli.Context) error {
 	if c.String("upstream") == "" || c.String("flashblocks") == "" {
 		return usage("--upstream and --flashblocks are required")
 	}
-	logger, err := newLogger(c.String("log.level"))
+	logger, err := newLogger(c)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
@@ -114,6 +115,9 @@ func runFollow(c *cli.Context) error {
 	if err := applySimulateFlags(c, &cfg); err != nil {
 		return usage("%v", err)
 	}
+	if err := applyLimitFlags(c, &cfg); err != nil {
+		return usage("%v", err)
+	}
 	fcfg := follower.Config{
 		Upstream: c.String("upstream"), Feed: c.String("flashblocks"), Chain: config, Proofs: proofs,
 		PollInterval: c.Duration("upstream.poll"), UpstreamTimeout: c.Duration("upstream.timeout"),
@@ -127,7 +131,7 @@ func runFollow(c *cli.Context) error {
 		n.Close()
 		return cli.Exit(fmt.Sprintf("preconf follow: %v", err), 1)
 	}
-	logger.Info("following", "upstream", fcfg.Upstream, "flashblocks", fcfg.Feed, "chain", config.ChainID)
+	logger.Info("following", "upstream", remote.RedactURL(fcfg.Upstream), "flashblocks", remote.RedactURL(fcfg.Feed), "chain", config.ChainID)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -46,6 +47,7 @@ var nodeFlags = []cli.Flag{
 	&cli.StringSliceFlag{Name: "import", Usage: "RLP block file to import before serving (repeatable; known blocks are skipped)", EnvVars: envName("import")},
 	&cli.DurationFlag{Name: "block-time", Value: defaultBlockTime, Usage: "seal a block this often (0: never seal, the chain stays as imported)", EnvVars: envName("block-time")},
 	&cli.StringFlag{Name: "log.level", Value: "info", Usage: "log level: debug, info, warn, error", EnvVars: envName("log.level")},
+	&cli.StringFlag{Name: "log.format", Value: "text", Usage: "log format: text (key=value) or json (one object a line)", EnvVars: envName("log.format")},
 }
 
 func main() {
@@ -72,19 +74,32 @@ var commands []*cli.Command
 
 const defaultBlockTime = 2_000_000_000 // 2s, as a time.Duration
 
-func newLogger(level string) (*slog.Logger, error) {
+// newLogger is the process's logger on stderr: --log.level and
+// --log.format (text, or json for log shippers).
+func newLogger(c *cli.Context) (*slog.Logger, error) {
+	return makeLogger(os.Stderr, c.String("log.level"), c.String("log.format"))
+}
+
+func makeLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("bad --log.level %q: %w", level, err)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("bad --log.format %q: want text or json", format)
 }
 
 func runNode(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return cli.Exit(fmt.Sprintf("preconf: unexpected argument %q (see --help)", c.Args().First()), 2)
 	}
-	logger, err := newLogger(c.String("log.level"))
+	logger, err := newLogger(c)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
@@ -116,6 +131,9 @@ func runNode(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
 	}
 	if err := applySequencerFlags(c, &cfg); err != nil {
+		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
+	}
+	if err := applyLimitFlags(c, &cfg); err != nil {
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
 	}
 	if g := c.String("genesis"); g != "" {

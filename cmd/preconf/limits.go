@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/preconf/preconf/api"
+	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/rpc"
+)
+
+// limitFlags are the per-request limits and exposure controls, shared by
+// both kinds of node (docs/reliability.md lists them with their reasons).
+var limitFlags = []cli.Flag{
+	&cli.DurationFlag{Name: "rpc.timeout", Value: rpc.DefaultTimeout, Usage: "deadline of one request (a batch shares one); past it the answer is -32002 \"request timed out\" (0 = none)", EnvVars: envName("rpc.timeout")},
+	&cli.IntFlag{Name: "rpc.max-response-size", Value: rpc.DefaultMaxResponseSize, Usage: "bytes of one answer, single call or batch (-32005 above it; 0 = no cap)", EnvVars: envName("rpc.max-response-size")},
+	&cli.Uint64Flag{Name: "rpc.getlogs-max-range", Value: api.DefaultLogMaxRange, Usage: "blocks one eth_getLogs range may span (-32005 above it; 0 = no cap)", EnvVars: envName("rpc.getlogs-max-range")},
+	&cli.IntFlag{Name: "rpc.getlogs-max-results", Value: api.DefaultLogMaxResults, Usage: "logs one eth_getLogs answer may hold (-32005 with a range that fits; 0 = no cap)", EnvVars: envName("rpc.getlogs-max-results")},
+	&cli.IntFlag{Name: "rpc.max-connections", Value: rpc.DefaultMaxConnections, Usage: "open HTTP and websocket connections (others are answered 503)", EnvVars: envName("rpc.max-connections")},
+	&cli.IntFlag{Name: "rpc.max-tracing-requests", Value: node.DefaultMaxTracing, Usage: "debug_trace* and eth_simulateV1 calls run at once (others wait within their deadline)", EnvVars: envName("rpc.max-tracing-requests")},
+	&cli.IntFlag{Name: "ws.max-subscriptions", Value: 1000, Usage: "live subscriptions per websocket connection (-32005 above it)", EnvVars: envName("ws.max-subscriptions")},
+	&cli.StringSliceFlag{Name: "http.vhosts", Value: cli.NewStringSlice(rpc.DefaultVHosts...), Usage: "Host header names served on every endpoint, against DNS rebinding (IP addresses always pass; * = any)", EnvVars: envName("http.vhosts")},
+	&cli.StringSliceFlag{Name: "http.api", Usage: "API namespaces served: eth, net, web3, debug, txpool, wallet, anvil/evm, personal, follower (default: all on a loopback address, eth,net,web3 elsewhere)", EnvVars: envName("http.api")},
+	&cli.DurationFlag{Name: "shutdown-timeout", Value: defaultShutdownTimeout, Usage: "on SIGINT/SIGTERM, how long requests in flight may take to finish", EnvVars: envName("shutdown-timeout")},
+}
+
+const defaultShutdownTimeout = 10_000_000_000 // 10s, as a time.Duration
+
+func init() { nodeFlags = append(nodeFlags, limitFlags...) }
+
+// applyLimitFlags sets cfg's limits from the flags.
+func applyLimitFlags(c *cli.Context, cfg *node.Config) error {
+	for _, name := range []string{"rpc.max-connections", "rpc.max-tracing-requests", "ws.max-subscriptions"} {
+		if c.Int(name) <= 0 {
+			return fmt.Errorf("--%s must be positive", name)
+		}
+	}
+	if c.Duration("rpc.timeout") < 0 || c.Int("rpc.max-response-size") < 0 || c.Int("rpc.getlogs-max-results") < 0 || c.Duration("shutdown-timeout") < 0 {
+		return fmt.Errorf("--rpc.timeout, --rpc.max-response-size, --rpc.getlogs-max-results and --shutdown-timeout must not be negative")
+	}
+	cfg.RPCTimeout = c.Duration("rpc.timeout")
+	if cfg.RPCTimeout == 0 {
+		cfg.RPCTimeout = -1 // none
+	}
+	cfg.MaxResponseSize = c.Int("rpc.max-response-size")
+	if cfg.MaxResponseSize == 0 {
+		cfg.MaxResponseSize = -1 // no cap
+	}
+	cfg.LogLimits = &api.LogLimits{MaxRange: c.Uint64("rpc.getlogs-max-range"), MaxResults: c.Int("rpc.getlogs-max-results")}
+	cfg.MaxConnections = c.Int("rpc.max-connections")
+	cfg.MaxTracing = c.Int("rpc.max-tracing-requests")
+	cfg.MaxSubs = c.Int("ws.max-subscriptions")
+	cfg.VHosts = c.StringSlice("http.vhosts")
+	if c.IsSet("http.api") {
+		apis := c.StringSlice("http.api")
+		if _, err := rpc.ParseNamespaces(apis); err != nil {
+			return fmt.Errorf("--http.api: %w", err)
+		}
+		cfg.APIs = apis
+	}
+	cfg.ShutdownTimeout = c.Duration("shutdown-timeout")
+	return nil
+}
