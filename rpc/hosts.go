@@ -13,8 +13,9 @@ import (
 var DefaultVHosts = []string{"localhost", "127.0.0.1", "[::1]"}
 
 // LoopbackHosts is the allow-list of endpoints only this machine may use
-// (the wallet's approvals), whatever --http.vhosts says.
-var LoopbackHosts = NewHostAllowList([]string{"localhost", "127.0.0.1", "[::1]"})
+// (the wallet's approvals), whatever --http.vhosts says: localhost and
+// loopback addresses, no other IP literal.
+var LoopbackHosts = &HostAllowList{names: map[string]bool{"localhost": true}, loopbackIPs: true}
 
 // HostAllowList decides which Host headers a node answers, against DNS
 // rebinding: a web page whose name resolves to the node's address still
@@ -22,8 +23,9 @@ var LoopbackHosts = NewHostAllowList([]string{"localhost", "127.0.0.1", "[::1]"}
 // a Host that is an IP address always passes (rebinding needs a name), and
 // "*" passes everything.
 type HostAllowList struct {
-	any   bool
-	names map[string]bool
+	any         bool
+	names       map[string]bool
+	loopbackIPs bool // only loopback IP literals pass (LoopbackHosts)
 }
 
 // NewHostAllowList builds a list from names (ports are ignored; "*": any).
@@ -51,25 +53,12 @@ func (l *HostAllowList) Allows(host string) bool {
 		host = h
 	}
 	host = strings.Trim(host, "[]")
-	if _, err := netip.ParseAddr(host); err == nil {
-		return true
+	if a, err := netip.ParseAddr(host); err == nil {
+		return !l.loopbackIPs || a.Unmap().IsLoopback()
 	}
 	// A trailing dot names the same host; drop it so "localhost." passes
 	// like "localhost" (and "evil." cannot pass as a listed "evil").
 	host = strings.TrimSuffix(host, ".")
-	return host != "" && l.names[strings.ToLower(host)]
-}
-
-// AllowsName is Allows without the IP-literal pass: the host must be one of
-// the listed names or addresses (for endpoints pinned to LoopbackHosts).
-func (l *HostAllowList) AllowsName(host string) bool {
-	if l == nil || l.any {
-		return true
-	}
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
 	return host != "" && l.names[strings.ToLower(host)]
 }
 
