@@ -129,6 +129,11 @@ func (a *API) traceOne(ctx context.Context, c *TraceConfig, txctx *tracers.Conte
 	if err := run(deadline, tracer.Hooks); err != nil {
 		return nil, &rpc.ServerError{Msg: fmt.Sprintf("tracing failed: %v", err)}
 	}
+	// The request itself ended (its deadline, or the client left): the
+	// execution was cut short, so its trace is not an answer.
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
 	// The tracer is stopped asynchronously; a run that outlived its time
 	// is a timeout even if it finished before the stop arrived.
 	if errors.Is(deadline.Err(), context.DeadlineExceeded) {
