@@ -110,6 +110,7 @@ func TestDescriptorExhaustion(t *testing.T) {
 // (10 s) and read (30 s) timeouts, on the fast path and on net/http, while
 // other clients are served meanwhile.
 func TestSlowClients(t *testing.T) {
+	t.Parallel() // mostly waiting for the timeouts
 	p := startProc(t, nil, "--datadir", t.TempDir(), "--log.level", "warn")
 	partial := map[string]string{
 		"slow head":             "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Ty",
@@ -174,6 +175,7 @@ func TestSlowClients(t *testing.T) {
 // A websocket subscriber that stops reading is closed with 1008, and the
 // others keep receiving.
 func TestSlowSubscriber(t *testing.T) {
+	t.Parallel()
 	p := startProc(t, nil, "--datadir", t.TempDir(), "--flashblock-interval", "50ms", "--block-time", "200ms", "--log.level", "warn")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
