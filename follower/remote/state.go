@@ -54,8 +54,9 @@ func NewShared(c *Client, mode Proofs) *Shared {
 }
 
 // ReprobeAfter is how long auto mode reads without proofs after the
-// upstream answered eth_getProof with -32601, before asking again.
-const ReprobeAfter = time.Minute
+// upstream answered eth_getProof with -32601, before asking again (a
+// variable for tests).
+var ReprobeAfter = time.Minute
 
 // Mode is the configured proof mode.
 func (s *Shared) Mode() Proofs { return Proofs(s.mode.Load()) }

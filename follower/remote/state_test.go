@@ -3,6 +3,7 @@ package remote_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"math/big"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -294,5 +296,76 @@ func TestPrefetchStorage(t *testing.T) {
 	st.PrefetchStorage(want)
 	if _, err := st.Storage(contract, slotA); !errors.Is(err, remote.ErrLying) {
 		t.Fatalf("forged prefetched slot accepted: %v", err)
+	}
+}
+
+// proofless forwards to url but answers eth_getProof with -32601 while
+// refuse is set, as an upstream without the method does.
+func proofless(t *testing.T, url string, refuse *atomic.Bool) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if refuse.Load() && bytes.Contains(body, []byte(`"eth_getProof"`)) {
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(body, &req) != nil { // a batch: answer each
+				var reqs []struct {
+					ID json.RawMessage `json:"id"`
+				}
+				json.Unmarshal(body, &reqs)
+				out := make([]json.RawMessage, len(reqs))
+				for i, q := range reqs {
+					out[i] = json.RawMessage(`{"jsonrpc":"2.0","id":` + string(q.ID) + `,"error":{"code":-32601,"message":"the method eth_getProof does not exist/is not available"}}`)
+				}
+				json.NewEncoder(w).Encode(out)
+				return
+			}
+			w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"the method eth_getProof does not exist/is not available"}}`))
+			return
+		}
+		resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// In auto mode a -32601 turns proofs off for a while, not for good: new
+// States ask again after ReprobeAfter. In required mode it is an error.
+func TestProofsReprobe(t *testing.T) {
+	defer func(d time.Duration) { remote.ReprobeAfter = d }(remote.ReprobeAfter)
+	remote.ReprobeAfter = 100 * time.Millisecond
+	n := upstream(t)
+	head := n.Chain.Head()
+	var refuse atomic.Bool
+	refuse.Store(true)
+	url := proofless(t, n.URL(), &refuse)
+
+	sh := remote.NewShared(remote.NewClient(url, 0), remote.ProofsAuto)
+	if _, err := sh.NewState(head).Account(contract); err != nil {
+		t.Fatalf("auto mode without eth_getProof: %v", err)
+	}
+	if sh.ProofsNow() || sh.Verified.Load() != 0 {
+		t.Fatal("proofs still in use after -32601")
+	}
+	refuse.Store(false)
+	time.Sleep(2 * remote.ReprobeAfter)
+	if !sh.ProofsNow() {
+		t.Fatal("proofs not asked again after ReprobeAfter")
+	}
+	if _, err := sh.NewState(head).Account(contract); err != nil || sh.Verified.Load() == 0 {
+		t.Fatalf("after the upstream gained eth_getProof: %v, %d verified", err, sh.Verified.Load())
+	}
+
+	refuse.Store(true)
+	req := remote.NewShared(remote.NewClient(url, 0), remote.ProofsRequired)
+	if _, err := req.NewState(head).Account(contract); err == nil {
+		t.Fatal("required mode read without eth_getProof")
 	}
 }
