@@ -1,0 +1,75 @@
+package opstack
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/superchain"
+)
+
+// ErrUnknownChain is a name the embedded superchain registry does not have.
+var ErrUnknownChain = errors.New("not in op-geth's superchain registry")
+
+// ChainID resolves a chain of the superchain registry op-geth embeds by
+// name: the registry's own "NAME-NETWORK" form ("op-mainnet",
+// "unichain-sepolia"), a bare NAME for its mainnet ("op", "unichain",
+// "ink"), or the decimal chain id.
+func ChainID(name string) (uint64, error) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if id, err := superchain.ChainIDByName(name); err == nil {
+		return id, nil
+	}
+	if id, err := superchain.ChainIDByName(name + "-mainnet"); err == nil {
+		return id, nil
+	}
+	if id, err := strconv.ParseUint(name, 10, 64); err == nil {
+		if _, ok := superchain.Chains[id]; ok {
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("chain %q: %w (known: %s)", name, ErrUnknownChain, strings.Join(ChainNames(), ", "))
+}
+
+// ChainNames are the registry's chains, "NAME-NETWORK", sorted.
+func ChainNames() []string { return superchain.ChainNames() }
+
+// ChainConfig is the execution config of a registry chain (fork times, EIP-1559
+// parameters), exactly as op-geth derives it for --op-network.
+func ChainConfig(name string) (*params.ChainConfig, error) {
+	id, err := ChainID(name)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := superchain.GetChain(id)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ch.Config()
+	if err != nil {
+		return nil, fmt.Errorf("chain %q: %w", name, err)
+	}
+	out, err := params.LoadOPStackChainConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("chain %q: %w", name, err)
+	}
+	return out, nil
+}
+
+// Genesis is a registry chain's genesis, checked against the registry's
+// genesis block hash. Decompressing and hashing it takes a moment; follow
+// mode needs only ChainConfig.
+func Genesis(name string) (*core.Genesis, error) {
+	id, err := ChainID(name)
+	if err != nil {
+		return nil, err
+	}
+	g, err := core.LoadOPStackGenesis(id)
+	if err != nil {
+		return nil, fmt.Errorf("chain %q: %w", name, err)
+	}
+	return g, nil
+}
