@@ -173,3 +173,22 @@ func TestRegistryNames(t *testing.T) {
 		t.Fatalf("unichain config: %+v", cfg)
 	}
 }
+
+func TestDevL1Origins(t *testing.T) {
+	d := &DevL1{GenesisTime: 1000, GenesisNumber: 50}
+	var parent *L1Info
+	var got [][2]uint64
+	for l2 := uint64(1002); l2 <= 1026; l2 += 2 {
+		parent = d.Next(parent, l2)
+		got = append(got, [2]uint64{parent.Number, parent.SequenceNumber})
+		if parent.Hash != d.Hash(parent.Number) || parent.Time != 1000+(parent.Number-50)*12 || parent.BaseFee.Int64() != 1e9 {
+			t.Fatalf("origin %+v", parent)
+		}
+	}
+	// 12 s L1 blocks under 2 s L2 blocks: six L2 blocks per origin; the
+	// genesis block is sequence number 0 of origin 50.
+	want := [][2]uint64{{50, 1}, {50, 2}, {50, 3}, {50, 4}, {50, 5}, {51, 0}, {51, 1}, {51, 2}, {51, 3}, {51, 4}, {51, 5}, {52, 0}, {52, 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("origins %v, want %v", got, want)
+	}
+}
