@@ -32,7 +32,14 @@ func (e *executor) carryOver(b *openBlock, sealed *remote.Head, into *remote.Sta
 		h.GasUsed != p.GasUsed || h.TxHash != p.TxHash || h.ReceiptHash != p.ReceiptHash || h.Bloom != p.Bloom {
 		return false
 	}
-	if h.WithdrawalsHash != nil && *h.WithdrawalsHash != types.EmptyWithdrawalsHash {
+	if e.config.IsOptimismIsthmus(h.Time) {
+		// There the withdrawals root is the L2ToL1MessagePasser's storage
+		// root (the body has no withdrawals): the builder's claim must be
+		// the sealed value; the passer's storage is read afresh (it moved).
+		if !sameHash(h.WithdrawalsHash, p.WithdrawalsHash) {
+			return false
+		}
+	} else if h.WithdrawalsHash != nil && *h.WithdrawalsHash != types.EmptyWithdrawalsHash {
 		return false
 	}
 	if len(sealed.Txs) != len(b.txs) {

@@ -81,6 +81,8 @@ type openBlock struct {
 	last     *types.Header // the header of the last snapshot published
 	state    *pending.State
 	touched  *pending.Tracker
+	// daFootprint is the block's DA footprint so far (OP-stack Jovian on).
+	daFootprint *uint64
 }
 
 // clear drops the pending block (nothing is pending until the next one).
@@ -155,8 +157,8 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	// EIP-4788 beacon root and EIP-2935 parent hash system calls, as the
 	// block's builder runs them before its first transaction.
 	coinbaseFetched := make(chan struct{})
-	go func() { st.Prefetch([]common.Address{coinbase}); close(coinbaseFetched) }()
-	st.PrefetchStorage(systemSlots(header))
+	go func() { st.Prefetch(e.blockAccounts(coinbase)); close(coinbaseFetched) }()
+	st.PrefetchStorage(e.systemSlots(header))
 	<-coinbaseFetched
 	syscalls.Pre(e.config, header, parent.Hash(), evm)
 	if err := upstreamErr(b); err != nil {
@@ -166,14 +168,42 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 }
 
 // systemSlots are the storage slots the block-start system calls write:
-// EIP-4788's timestamp and root ring buffers, EIP-2935's parent hash slot.
-func systemSlots(h *types.Header) map[common.Address][]common.Hash {
+// EIP-4788's timestamp and root ring buffers, EIP-2935's parent hash slot;
+// on OP-stack chains also L1Block's (every block's L1-attributes deposit
+// rewrites them, so they are never carried over; fetched in one batch here
+// instead of one request per SLOAD in the deposit).
+func (e *executor) systemSlots(h *types.Header) map[common.Address][]common.Hash {
 	const ring = 8191 // EIP-4788 HISTORY_BUFFER_LENGTH
 	ts := h.Time % ring
-	return map[common.Address][]common.Hash{
+	slots := map[common.Address][]common.Hash{
 		params.BeaconRootsAddress:    {common.BigToHash(new(big.Int).SetUint64(ts)), common.BigToHash(new(big.Int).SetUint64(ts + ring))},
 		params.HistoryStorageAddress: {common.BigToHash(new(big.Int).SetUint64((h.Number.Uint64() - 1) % params.HistoryServeWindow))},
 	}
+	if e.config.Optimism != nil {
+		l1 := []common.Hash{eip1967Implementation}
+		for i := range l1BlockSlots {
+			l1 = append(l1, common.BigToHash(big.NewInt(int64(i))))
+		}
+		slots[types.L1BlockAddr] = l1
+	}
+	return slots
+}
+
+// l1BlockSlots is how many of L1Block's first slots its setters write (the
+// L1 origin, the fee scalars and parameters, Jovian's DA footprint scalar).
+const l1BlockSlots = 10
+
+// eip1967Implementation is the proxy slot holding the implementation.
+var eip1967Implementation = common.HexToHash("0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc")
+
+// blockAccounts are the accounts every block touches besides its senders and
+// recipients: the fee recipient, and on OP-stack chains the vaults the base,
+// L1 and operator fees go to.
+func (e *executor) blockAccounts(coinbase common.Address) []common.Address {
+	if e.config.Optimism == nil {
+		return []common.Address{coinbase}
+	}
+	return []common.Address{coinbase, params.OptimismBaseFeeRecipient, params.OptimismL1FeeRecipient, params.OptimismOperatorFeeRecipient}
 }
 
 // upstreamErr reports a read of the parent state that failed (the
@@ -294,6 +324,15 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 		b.txs = append(b.txs, tx)
 		b.receipts = append(b.receipts, receipt)
 	}
+	if e.config.IsJovian(b.header.Time) {
+		// Jovian's blobGasUsed is the block's DA footprint so far; a block
+		// that does not open with the L1-attributes deposit has none.
+		da, err := types.CalcDAFootprint(b.txs)
+		if err != nil {
+			return nil, fmt.Errorf("%w: flashblock %d: %v", ErrInvalidFlashblock, fb.Index, err)
+		}
+		b.daFootprint = &da
+	}
 	t3 := time.Now()
 	e.lastExec.Store(int64(t3.Sub(t2)))
 	snap := e.snapshot(b, fb, first)
@@ -306,7 +345,7 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) *pending.Snapshot {
 	diff := b.touched.Collect(b.statedb)
 	b.state = b.state.With(diff)
-	snap := pending.Assemble(pending.Flashblock{
+	f := pending.Flashblock{
 		Parent: b.parent, Env: b.header,
 		// The follower holds no trie: the state root is the builder's claim.
 		// Everything else in the header comes from the re-execution.
@@ -314,7 +353,14 @@ func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) *pendi
 		Index: fb.Index, PayloadID: b.payload,
 		Txs: b.txs, Receipts: b.receipts, First: first, Bloom: &b.bloom,
 		Diff: diff, State: b.state,
-	})
+	}
+	if e.config.IsOptimismIsthmus(b.header.Time) {
+		// The L2ToL1MessagePasser's storage root: a trie root, so a claim too.
+		root := fb.Diff.WithdrawalsRoot
+		f.WithdrawalsRoot = &root
+	}
+	f.DAFootprint = b.daFootprint
+	snap := pending.Assemble(f)
 	if snap.Header.Hash() == fb.Diff.BlockHash {
 		e.matches.Add(1)
 	} else {

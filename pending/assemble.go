@@ -27,6 +27,13 @@ type Flashblock struct {
 	Bloom *types.Bloom
 	Diff  *Diff  // the state this flashblock wrote
 	State *State // the pending state, Diff included
+	// WithdrawalsRoot, when set, is the header's withdrawals root: on
+	// OP-stack chains from Isthmus on, the L2ToL1MessagePasser's storage
+	// root (the builder's claim for a follower, which holds no trie).
+	WithdrawalsRoot *common.Hash
+	// DAFootprint, when set, is the header's blobGasUsed: OP-stack blocks
+	// from Jovian on store their data-availability footprint there.
+	DAFootprint *uint64
 }
 
 // Assemble builds the sealed snapshot of f: the cumulative header (roots,
@@ -56,8 +63,15 @@ func Assemble(f Flashblock) *Snapshot {
 		blobGas += r.BlobGasUsed
 	}
 	h.Bloom = *f.Bloom
+	if f.DAFootprint != nil {
+		blobGas = *f.DAFootprint
+	}
 	if h.BlobGasUsed != nil {
 		h.BlobGasUsed = &blobGas
+	}
+	if f.WithdrawalsRoot != nil {
+		root := *f.WithdrawalsRoot
+		h.WithdrawalsHash = &root
 	}
 	hash := h.Hash()
 	for _, r := range f.Receipts[f.First:] {
