@@ -12,10 +12,57 @@ import (
 // Metadata is the builder's unstable side information. The follower never
 // depends on it for correctness (it re-executes); it is parsed for
 // diagnostics (comparing the builder's claims with the re-executed result).
+// Every field is optional: Base's stream has carried only block_number and
+// an optional access_list since its V1 upgrade (2026), older builders send
+// receipts and new_account_balances.
 type Metadata struct {
-	BlockNumber        uint64                          `json:"block_number"`
+	BlockNumber        Uint                            `json:"block_number"`
 	NewAccountBalances map[common.Address]*hexutil.Big `json:"new_account_balances"`
 	Receipts           map[common.Hash]*MetaReceipt    `json:"receipts"`
+	AccessList         *AccessList                     `json:"access_list"`
+}
+
+// AccessList is a flashblock access list: the EIP-7928 account changes of
+// the block's transactions min_tx_index (inclusive) to max_tx_index
+// (exclusive), and the builder's hash of their RLP encoding. The changes'
+// inner encoding has moved with the EIP's drafts, so it is kept raw.
+type AccessList struct {
+	AccountChanges []AccountChanges `json:"account_changes"`
+	MinTxIndex     Uint             `json:"min_tx_index"`
+	MaxTxIndex     Uint             `json:"max_tx_index"`
+	FalHash        common.Hash      `json:"fal_hash"`
+}
+
+// AccountChanges is one account's entry of an access list.
+type AccountChanges struct {
+	Address        common.Address    `json:"address"`
+	StorageChanges []json.RawMessage `json:"storageChanges"`
+	StorageReads   []json.RawMessage `json:"storageReads"`
+	BalanceChanges []json.RawMessage `json:"balanceChanges"`
+	NonceChanges   []json.RawMessage `json:"nonceChanges"`
+	CodeChanges    []json.RawMessage `json:"codeChanges"`
+}
+
+// Uint is an unsigned integer sent either as a JSON number (what the
+// builders' serde emits for u64) or as a 0x-hex quantity string.
+type Uint uint64
+
+// UnmarshalJSON accepts 7 and "0x7".
+func (u *Uint) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var q hexutil.Uint64
+		if err := json.Unmarshal(b, &q); err != nil {
+			return err
+		}
+		*u = Uint(q)
+		return nil
+	}
+	var n uint64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	*u = Uint(n)
+	return nil
 }
 
 // MetaReceipt is a receipt as the metadata carries it.

@@ -67,8 +67,10 @@ type Chain struct {
 	Config  *params.ChainConfig
 	Genesis *core.Genesis // with Store in its alloc
 	Blocks  []*Block
-	db      ethdb.Database
-	sdb     state.Database
+
+	genesisBlock *types.Block
+	db           ethdb.Database
+	sdb          state.Database
 }
 
 // Block is one generated block and its flashblocks.
@@ -146,7 +148,7 @@ func Generate(cfg Config) (c *Chain, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("testchain: genesis: %w", err)
 	}
-	c = &Chain{Config: g.Config, Genesis: g, db: db, sdb: state.NewDatabase(tdb, nil)}
+	c = &Chain{Config: g.Config, Genesis: g, genesisBlock: genesis, db: db, sdb: state.NewDatabase(tdb, nil)}
 	defer func() {
 		// core.GenerateChain panics on a transaction it cannot apply.
 		if r := recover(); r != nil {

@@ -1,0 +1,130 @@
+package feed_test
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"flag"
+	"os"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/opstack"
+	"github.com/preconf/preconf/opstack/testchain"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/opstack-*.jsonl from the OP test chain")
+
+// Recorded is the OP test chain whose flashblocks testdata/ holds.
+func Recorded(t testing.TB) *testchain.Chain {
+	t.Helper()
+	g, err := chain.DevL2Genesis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []*ecdsa.PrivateKey
+	for _, k := range chain.DevKeys[:3] {
+		key, _ := crypto.HexToECDSA(k)
+		keys = append(keys, key)
+	}
+	tc, err := testchain.Generate(testchain.Config{Genesis: g, Keys: keys, Blocks: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tc
+}
+
+var recordedFiles = map[testchain.Format]string{
+	testchain.BaseV1: "testdata/opstack-base-v1.jsonl",
+	testchain.Legacy: "testdata/opstack-legacy.jsonl",
+}
+
+// TestRecordedPayloadsAreCurrent: the files are the test chain's flashblocks
+// (go test -run Recorded -update rewrites them).
+func TestRecordedPayloadsAreCurrent(t *testing.T) {
+	tc := Recorded(t)
+	for f, path := range recordedFiles {
+		msgs, err := tc.Messages(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(bytes.Join(msgs, []byte("\n")), '\n')
+		if *update {
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s is not the test chain's flashblocks (go test ./follower/feed -run Recorded -update)", path)
+		}
+	}
+}
+
+// TestRecordedPayloadsDecode reads both recorded formats, as text and as
+// brotli frames: deposits first at index 0 (the L1-attributes deposit
+// decodes, with Isthmus calldata), metadata of either generation.
+func TestRecordedPayloadsDecode(t *testing.T) {
+	for f, path := range recordedFiles {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.Split(bytes.TrimSpace(raw), []byte("\n"))
+		if len(lines) != 8 {
+			t.Fatalf("%s: %d messages", path, len(lines))
+		}
+		blocks := 0
+		for i, line := range lines {
+			for _, frame := range [][]byte{line, feed.Compress(line)} {
+				fb, err := feed.Decode(frame)
+				if err != nil {
+					t.Fatalf("%s:%d: %v", path, i+1, err)
+				}
+				md, err := fb.ParseMetadata()
+				if err != nil {
+					t.Fatalf("%s:%d metadata: %v", path, i+1, err)
+				}
+				if fb.Diff.BlobGasUsed == nil || fb.Diff.WithdrawalsRoot == ([32]byte{}) {
+					t.Fatalf("%s:%d: diff %+v", path, i+1, fb.Diff)
+				}
+				switch f {
+				case testchain.BaseV1:
+					if md.Receipts != nil || md.NewAccountBalances != nil || md.AccessList == nil || md.AccessList.FalHash == ([32]byte{}) ||
+						len(md.AccessList.AccountChanges) == 0 || md.AccessList.MaxTxIndex <= md.AccessList.MinTxIndex {
+						t.Fatalf("%s:%d: Base V1 metadata %+v", path, i+1, md)
+					}
+				case testchain.Legacy:
+					if len(md.Receipts) != len(fb.Diff.Transactions) || len(md.NewAccountBalances) == 0 || md.AccessList != nil {
+						t.Fatalf("%s:%d: legacy metadata %+v", path, i+1, md)
+					}
+				}
+				if fb.Index != 0 {
+					continue
+				}
+				blocks++
+				var tx types.Transaction
+				if err := tx.UnmarshalBinary(fb.Diff.Transactions[0]); err != nil || !tx.IsDepositTx() {
+					t.Fatalf("%s:%d: first transaction %v", path, i+1, err)
+				}
+				info, layout, err := opstack.ParseL1Info(tx.Data())
+				if err != nil || layout != opstack.LayoutIsthmus || info.BaseFee.Sign() == 0 || uint64(md.BlockNumber) != fb.Number() {
+					t.Fatalf("%s:%d: L1 attributes %+v %v", path, i+1, info, err)
+				}
+				if f == testchain.BaseV1 && md.AccessList.MinTxIndex != 0 {
+					t.Fatalf("%s:%d: index 0 access list from %d", path, i+1, md.AccessList.MinTxIndex)
+				}
+			}
+		}
+		if blocks != 4 {
+			t.Fatalf("%s: %d index-0 frames decoded", path, blocks)
+		}
+	}
+}
