@@ -82,7 +82,7 @@ func BenchmarkPendingReads(b *testing.B) {
 	t := &testing.T{}
 	seq, feedURL := sequencerNode(t, 2*time.Second, 200*time.Millisecond)
 	defer seq.Close()
-	fol := followNode(t, seq.URL(), feedURL, seq)
+	fol := followNode(t, seq.URL(), feedURL, seq.Chain.Config())
 	defer fol.Close()
 	s := newSender(t, seq.URL(), seq.Chain.Config().ChainID, 4)
 	for i := range 40 {

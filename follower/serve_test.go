@@ -13,15 +13,16 @@ import (
 	"github.com/coder/websocket"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/follower"
 	"github.com/preconf/preconf/node"
 )
 
-func followNode(t *testing.T, upstream, feedURL string, seq *node.Node) *node.Node {
+func followNode(t *testing.T, upstream, feedURL string, config *params.ChainConfig) *node.Node {
 	t.Helper()
 	fn, err := node.NewFollow(node.Config{HTTPAddr: "127.0.0.1"}, follower.Config{
-		Upstream: upstream, Feed: feedURL, Chain: seq.Chain.Config(),
+		Upstream: upstream, Feed: feedURL, Chain: config,
 		PollInterval: 20 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
 		UpstreamTimeout: 2 * time.Second,
 	})
@@ -98,8 +99,8 @@ func compareAll(urls []string, calls [][]any) error {
 func TestFollowNodesServeTheInterface(t *testing.T) {
 	seq, feedURL := sequencerNode(t, time.Second, 100*time.Millisecond)
 	up := newSwitchProxy(t, seq.URL())
-	f1 := followNode(t, seq.URL(), feedURL+"?replay=block", seq)
-	f2 := followNode(t, up.srv.URL, feedURL+"?compress=brotli", seq)
+	f1 := followNode(t, seq.URL(), feedURL+"?replay=block", seq.Chain.Config())
+	f2 := followNode(t, up.srv.URL, feedURL+"?compress=brotli", seq.Chain.Config())
 	urls := []string{seq.URL(), f1.URL(), f2.URL()}
 
 	// a newFlashblocks subscription on a follower
