@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,12 +19,14 @@ import (
 	"github.com/preconf/preconf/follower/feed"
 	"github.com/preconf/preconf/follower/remote"
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/opstack"
 )
 
 // followOwnFlags are the flags only `preconf follow` has.
 var followOwnFlags = []cli.Flag{
 	&cli.StringFlag{Name: "upstream", Usage: "HTTP JSON-RPC URL of the execution node to follow (op-geth, reth, Base's node, another preconf)", EnvVars: envName("upstream")},
 	&cli.StringFlag{Name: "flashblocks", Usage: "websocket URL of the flashblocks feed (JSON text or brotli binary frames)", EnvVars: envName("flashblocks")},
+	&cli.StringFlag{Name: "chain", Usage: "an OP-stack chain of op-geth's superchain registry: op, op-sepolia, unichain, unichain-sepolia, ink, … (NAME for mainnet, NAME-NETWORK, or the chain id); other chains: --genesis", EnvVars: envName("chain")},
 	&cli.StringFlag{Name: "proofs", Value: "auto", Usage: "verify upstream state reads with eth_getProof against the block's state root: auto (when offered), required, off", EnvVars: envName("proofs")},
 	&cli.DurationFlag{Name: "upstream.poll", Value: 100 * time.Millisecond, Usage: "how often the upstream's head is polled", EnvVars: envName("upstream.poll")},
 	&cli.DurationFlag{Name: "upstream.timeout", Value: 10 * time.Second, Usage: "time limit of one upstream request", EnvVars: envName("upstream.timeout")},
@@ -49,7 +52,7 @@ func init() {
 	commands = append(commands, &cli.Command{
 		Name:      "follow",
 		Usage:     "serve the preconf interface for an existing node's chain by following its flashblocks feed",
-		UsageText: "preconf follow --upstream http://node:8545 --flashblocks ws://feed/ws [options]",
+		UsageText: "preconf follow --upstream http://node:8545 --flashblocks ws://feed/ws [--chain op | --genesis genesis.json] [options]",
 		Flags:     followFlags(),
 		Action:    runFollow,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
@@ -68,6 +71,24 @@ func parseProofs(s string) (remote.Proofs, error) {
 		return remote.ProofsOff, nil
 	}
 	return 0, fmt.Errorf("bad --proofs %q: want auto, required or off", s)
+}
+
+// followChain is the chain configuration to execute with: a registry chain
+// by name, a genesis file's config, or the built-in dev chain's.
+func followChain(name, genesis string) (*params.ChainConfig, error) {
+	switch {
+	case name != "" && genesis != "":
+		return nil, errors.New("--chain and --genesis are exclusive")
+	case name != "":
+		return opstack.ChainConfig(name)
+	case genesis != "":
+		g, err := chain.LoadGenesis(genesis)
+		if err != nil {
+			return nil, err
+		}
+		return g.Config, nil
+	}
+	return chain.DevGenesis().Config, nil
 }
 
 func runFollow(c *cli.Context) error {
@@ -89,15 +110,9 @@ func runFollow(c *cli.Context) error {
 	if err != nil {
 		return usage("%v", err)
 	}
-	var config *params.ChainConfig
-	if g := c.String("genesis"); g != "" {
-		gen, err := chain.LoadGenesis(g)
-		if err != nil {
-			return cli.Exit(fmt.Sprintf("preconf follow: %v", err), 1)
-		}
-		config = gen.Config
-	} else {
-		config = chain.DevGenesis().Config
+	config, err := followChain(c.String("chain"), c.String("genesis"))
+	if err != nil {
+		return usage("%v", err)
 	}
 	api.Version = "preconf/v" + version
 	cfg := node.Config{

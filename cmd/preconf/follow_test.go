@@ -19,6 +19,10 @@ func TestFollowFlagErrors(t *testing.T) {
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--proofs", "maybe"}, 2, "bad --proofs"},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--http.port", "0"}, 1, "upstream unavailable"},
 		{[]string{"follow", "--nope"}, 2, "flag provided but not defined"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "base"}, 2, "not in op-geth's superchain registry (known: "},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "op", "--genesis", "g.json"}, 2, "--chain and --genesis are exclusive"},
+		// a registry chain loads; then the (dead) upstream is the problem
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "unichain-sepolia", "--http.port", "0"}, 1, "upstream unavailable"},
 	} {
 		out, code := run(t, tc.args...)
 		if code != tc.code || !strings.Contains(out, tc.want) {
