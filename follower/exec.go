@@ -20,6 +20,7 @@ import (
 
 	"github.com/preconf/preconf/follower/feed"
 	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/syscalls"
 )
@@ -320,6 +321,12 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: transaction %d (%s) of flashblock %d: %v", ErrInvalidFlashblock, i, tx.Hash(), fb.Index, err)
+		}
+		if idx > 0 {
+			// The L1 fee fields op-geth serves with the sealed block's receipts.
+			if err := opstack.DeriveReceipt(e.config, b.header, b.txs[0], tx, receipt); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalidFlashblock, err)
+			}
 		}
 		b.txs = append(b.txs, tx)
 		b.receipts = append(b.receipts, receipt)

@@ -2,7 +2,6 @@ package follower_test
 
 import (
 	"bytes"
-	"crypto/ecdsa"
 	"encoding/binary"
 	"fmt"
 	"maps"
@@ -20,7 +19,6 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
 
@@ -36,19 +34,7 @@ import (
 // and generator), longer: its first two blocks are the recorded ones.
 func opChain(t *testing.T, blocks int, mutate func(*core.Genesis)) *testchain.Chain {
 	t.Helper()
-	g, err := chain.DevL2Genesis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mutate != nil {
-		mutate(g)
-	}
-	var keys []*ecdsa.PrivateKey
-	for _, k := range chain.DevKeys[:3] {
-		key, _ := crypto.HexToECDSA(k)
-		keys = append(keys, key)
-	}
-	tc, err := testchain.Generate(testchain.Config{Genesis: g, Keys: keys, Blocks: blocks})
+	tc, err := testchain.DevL2(blocks, mutate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +191,14 @@ func followOP(t *testing.T, tc *testchain.Chain, msgs [][]byte, l1Block bool) {
 		if err := rpcCall(fn.URL(), &l1Fee, "eth_getStorageAt", opstack.L1Block, common.Hash{}, "pending"); err != nil || (l1Block && l1Fee.Big().Uint64() != b.L1.Number) {
 			t.Fatalf("block %d: pending L1Block number %s (%v), want %d", b.NumberU64(), l1Fee.Big(), err, b.L1.Number)
 		}
+		// Pre-confirmed transactions and receipts (deposit nonces, L1 fee
+		// fields derived on the pending block), read before the seal.
+		preconfirmed := map[string]string{}
+		for _, tx := range b.Transactions() {
+			for _, m := range []string{"eth_getTransactionByHash", "eth_getTransactionReceipt"} {
+				preconfirmed[m+tx.Hash().Hex()] = rawResult(fn.URL(), m, tx.Hash())
+			}
+		}
 		// Seal: the upstream imports op-geth's block; its receipts' L1 fees
 		// (derived by op-geth) add up to what the vault received.
 		raw, _ := rlp.EncodeToBytes(b.Block)
@@ -224,6 +218,15 @@ func followOP(t *testing.T, tc *testchain.Chain, msgs [][]byte, l1Block bool) {
 		waitFor(t, fmt.Sprintf("head %d", b.NumberU64()), 20*time.Second, func() bool {
 			return fn.Follower.Status().Head == hexutil.Uint64(b.NumberU64())
 		})
+		// The pending block was the sealed one: the pre-confirmed answers
+		// are the sealed block's, as the upstream (whose encodings the
+		// op-geth differential test checks) serves them.
+		for key, got := range preconfirmed {
+			m, hash := key[:len(key)-66], common.HexToHash(key[len(key)-66:])
+			if want := rawResult(hs.URL, m, hash); got != want {
+				t.Fatalf("block %d: %s(%s)\n pre-confirmed %s\n sealed        %s", b.NumberU64(), m, hash, got, want)
+			}
+		}
 	}
 	st := fn.Follower.Status()
 	if st.Counters["block_hash_mismatch"] != 0 || st.Counters["block_hash_match"] != uint64(len(msgs)) || st.Counters["exec_invalid_flashblocks"] != 0 ||

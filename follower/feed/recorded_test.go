@@ -2,15 +2,12 @@ package feed_test
 
 import (
 	"bytes"
-	"crypto/ecdsa"
 	"flag"
 	"os"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/follower/feed"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/opstack/testchain"
@@ -21,16 +18,7 @@ var update = flag.Bool("update", false, "rewrite testdata/opstack-*.jsonl from t
 // Recorded is the OP test chain whose flashblocks testdata/ holds.
 func Recorded(t testing.TB) *testchain.Chain {
 	t.Helper()
-	g, err := chain.DevL2Genesis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []*ecdsa.PrivateKey
-	for _, k := range chain.DevKeys[:3] {
-		key, _ := crypto.HexToECDSA(k)
-		keys = append(keys, key)
-	}
-	tc, err := testchain.Generate(testchain.Config{Genesis: g, Keys: keys, Blocks: 2})
+	tc, err := testchain.DevL2(2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

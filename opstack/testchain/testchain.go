@@ -31,6 +31,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/ethereum/go-ethereum/triedb"
 
+	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/opstack"
 )
 
@@ -273,4 +274,27 @@ func (g *generator) userTxs(i int) types.Transactions {
 		g.nonces[who]++
 	}
 	return txs
+}
+
+// DevL2 generates blocks on chain.DevL2Genesis (changed by mutate, when
+// given) with the first three dev keys: the chain the recorded flashblocks
+// (follower/feed/testdata), the follow tests and the op-geth differential
+// test share.
+func DevL2(blocks int, mutate func(*core.Genesis)) (*Chain, error) {
+	g, err := chain.DevL2Genesis()
+	if err != nil {
+		return nil, err
+	}
+	if mutate != nil {
+		mutate(g)
+	}
+	var keys []*ecdsa.PrivateKey
+	for _, k := range chain.DevKeys[:3] {
+		key, err := crypto.HexToECDSA(k)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, key)
+	}
+	return Generate(Config{Genesis: g, Keys: keys, Blocks: blocks})
 }
