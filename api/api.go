@@ -23,6 +23,7 @@ type API struct {
 	snapReaders snapshotReaders  // read cache of the current pending snapshot (api/readcache.go)
 	engine      *simulate.Engine // eth_call & co. (api/call.go)
 	logLimits   LogLimits        // eth_getLogs caps (api/logs.go)
+	op          bool             // an OP-stack chain: op-geth's transaction and receipt fields
 }
 
 // New returns the API over a chain and (optionally) a pending source.

@@ -50,11 +50,20 @@ func (c localChain) ReceiptsByHash(h common.Hash) types.Receipts {
 }
 
 func (c localChain) CanonicalReceipt(tx *types.Transaction, blockHash common.Hash, number, index uint64) (*types.Receipt, error) {
+	if c.Config().Optimism != nil {
+		// The L1 fee fields derive from the block's first transaction:
+		// op-geth answers from the whole block's receipts.
+		rs := c.BlockChain().GetReceiptsByHash(blockHash)
+		if index >= uint64(len(rs)) {
+			return nil, nil
+		}
+		return rs[index], nil
+	}
 	return c.BlockChain().GetCanonicalReceipt(tx, blockHash, number, index)
 }
 
 // NewWithBackend returns the API over any sealed-chain backend and
 // (optionally) a pending source.
 func NewWithBackend(b Backend, p *pending.Source) *API {
-	return &API{chain: b, pending: p, engine: simulate.New(b.Config(), b.ChainContext(), simulate.DefaultOptions())}
+	return &API{chain: b, pending: p, engine: simulate.New(b.Config(), b.ChainContext(), simulate.DefaultOptions()), op: b.Config().Optimism != nil}
 }

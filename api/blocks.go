@@ -30,7 +30,23 @@ func (v *blockView) receipts(a *API) types.Receipts {
 }
 
 // loc is the location of the block's index-th transaction.
-func (v *blockView) loc(index int) ethjson.Loc { return ethjson.BlockLoc(v.block, v.hash, index) }
+func (v *blockView) loc(a *API, index int) ethjson.Loc {
+	l := ethjson.BlockLoc(v.block, v.hash, index)
+	l.Optimism = a.op
+	return l
+}
+
+// txLoc is loc with, for an OP-stack deposit, its receipt (op-geth shows the
+// nonce it ran with).
+func (v *blockView) txLoc(a *API, index int) ethjson.Loc {
+	l := v.loc(a, index)
+	if v.block.Transactions()[index].IsDepositTx() {
+		if rs := v.receipts(a); index < len(rs) {
+			l.Receipt = rs[index]
+		}
+	}
+	return l
+}
 
 // pendingView is the pending block of snap.
 func (a *API) pendingView(snap *pending.Snapshot) *blockView {
@@ -155,6 +171,9 @@ func (a *API) blockResult(p rpc.Params, ref ethjson.BlockRef) (any, error) {
 		size = 2048 + 1024*len(v.block.Transactions())
 	}
 	opt := ethjson.BlockOptions{FullTx: fullTx, Pending: v.snap != nil}
+	if txs := v.block.Transactions(); fullTx && len(txs) > 0 && txs[0].IsDepositTx() {
+		opt.Receipts = v.receipts(a) // deposits' nonces
+	}
 	return json.RawMessage(ethjson.AppendBlock(make([]byte, 0, size), v.block, v.hash, opt, a.signer())), nil
 }
 

@@ -68,7 +68,7 @@ func (a *API) getBlockReceipts(_ context.Context, p rpc.Params) (any, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = ethjson.AppendReceipt(b, r, txs[i], v.loc(i), signer)
+		b = ethjson.AppendReceipt(b, r, txs[i], v.loc(a, i), signer)
 	}
 	b = append(b, ']')
 	return json.RawMessage(b), nil

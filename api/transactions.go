@@ -38,7 +38,10 @@ func (a *API) lookupTx(hash common.Hash) (foundTx, bool) {
 			// The header's hash is the pending block's (no need to
 			// assemble the block for it).
 			h := snap.Header
-			loc := ethjson.Loc{BlockHash: a.pendingBlockHash(snap), Number: h.Number.Uint64(), Time: h.Time, Index: uint64(i), BaseFee: h.BaseFee}
+			loc := ethjson.Loc{BlockHash: a.pendingBlockHash(snap), Number: h.Number.Uint64(), Time: h.Time, Index: uint64(i), BaseFee: h.BaseFee, Optimism: a.op}
+			if tx.IsDepositTx() {
+				loc.Receipt = r
+			}
 			return foundTx{tx: tx, loc: loc, preconfirmed: true, receipt: r}, true
 		}
 	}
@@ -50,7 +53,11 @@ func (a *API) lookupTx(hash common.Hash) (foundTx, bool) {
 	if h == nil {
 		return foundTx{}, false
 	}
-	return foundTx{tx: tx, loc: ethjson.Loc{BlockHash: blockHash, Number: number, Time: h.Time, Index: index, BaseFee: h.BaseFee}}, true
+	loc := ethjson.Loc{BlockHash: blockHash, Number: number, Time: h.Time, Index: index, BaseFee: h.BaseFee, Optimism: a.op}
+	if tx.IsDepositTx() {
+		loc.Receipt, _ = a.chain.CanonicalReceipt(tx, blockHash, number, index)
+	}
+	return foundTx{tx: tx, loc: loc}, true
 }
 
 func hashArg(p rpc.Params) (common.Hash, error) {
@@ -86,7 +93,7 @@ func (a *API) txByIndex(sel selector) rpc.Handler {
 		if index >= uint64(len(txs)) {
 			return nil, nil
 		}
-		return json.RawMessage(ethjson.AppendTx(make([]byte, 0, 1024), txs[index], v.loc(int(index)), a.signer())), nil
+		return json.RawMessage(ethjson.AppendTx(make([]byte, 0, 1024), txs[index], v.txLoc(a, int(index)), a.signer())), nil
 	}
 }
 

@@ -16,6 +16,9 @@ type BlockOptions struct {
 	HeaderOnly bool
 	// NoTxs leaves out the transactions (uncle blocks).
 	NoTxs bool
+	// Receipts, when given with FullTx, are the block's receipts: OP-stack
+	// deposits show their nonce and receipt version from them.
+	Receipts types.Receipts
 }
 
 // AppendBlock writes the RPC block object. go-ethereum builds it as a map,
@@ -85,7 +88,11 @@ func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOption
 				e.Buf = append(e.Buf, ',')
 			}
 			if opt.FullTx {
-				e.Buf = AppendTx(e.Buf, tx, BlockLoc(block, hash, i), signer)
+				loc := BlockLoc(block, hash, i)
+				if i < len(opt.Receipts) {
+					loc.Receipt = opt.Receipts[i]
+				}
+				e.Buf = AppendTx(e.Buf, tx, loc, signer)
 			} else {
 				h := tx.Hash()
 				e.Buf = AppendHexBytes(e.Buf, h[:])

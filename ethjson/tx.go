@@ -15,6 +15,13 @@ type Loc struct {
 	Time      uint64
 	Index     uint64
 	BaseFee   *big.Int // the block's base fee (nil before London)
+	// Optimism marks an OP-stack chain: receipts carry op-geth's L1 fee
+	// fields (null when underived), deposit receipts their nonce.
+	Optimism bool
+	// Receipt is the transaction's receipt when known: an OP-stack deposit
+	// shows the nonce it ran with and its depositReceiptVersion from it, as
+	// op-geth does (without it, its own nonce field, 0).
+	Receipt *types.Receipt
 }
 
 // BlockLoc is the location of the index-th transaction of b.
@@ -76,7 +83,7 @@ func AppendTx(b []byte, tx *types.Transaction, loc Loc, signer types.Signer) []b
 	}
 	e.Hash("hash", tx.Hash())
 	e.Bytes("input", tx.Data())
-	e.U64("nonce", tx.Nonce())
+	e.U64("nonce", txNonce(tx, loc.Receipt))
 	e.AddrPtr("to", tx.To())
 	if located {
 		e.U64("transactionIndex", loc.Index)
@@ -113,9 +120,36 @@ func AppendTx(b []byte, tx *types.Transaction, loc Loc, signer types.Signer) []b
 			yParity = 1
 		}
 		e.U64("yParity", yParity)
+	case types.DepositTxType:
+		appendDepositFields(&e, tx, loc.Receipt)
 	}
 	e.Close()
 	return e.Buf
+}
+
+// appendDepositFields writes an OP-stack deposit's own fields, after the
+// signature, as op-geth's RPCTransaction: sourceHash, mint (when minting),
+// isSystemTx (only when true), depositReceiptVersion (from the receipt).
+func appendDepositFields(e *Encoder, tx *types.Transaction, r *types.Receipt) {
+	e.Hash("sourceHash", tx.SourceHash())
+	if mint := tx.Mint(); mint != nil {
+		e.Big("mint", mint)
+	}
+	if tx.IsSystemTx() {
+		e.Bool("isSystemTx", true)
+	}
+	if r != nil && r.DepositNonce != nil && r.DepositReceiptVersion != nil {
+		e.U64("depositReceiptVersion", *r.DepositReceiptVersion)
+	}
+}
+
+// txNonce is the nonce the RPC shows: a deposit's is the sender's nonce it
+// ran with, recorded in its receipt (Regolith on).
+func txNonce(tx *types.Transaction, r *types.Receipt) uint64 {
+	if tx.Type() == types.DepositTxType && r != nil && r.DepositNonce != nil {
+		return *r.DepositNonce
+	}
+	return tx.Nonce()
 }
 
 // appendAccessList writes an access list; nil is null, as go-ethereum does

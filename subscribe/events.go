@@ -81,7 +81,7 @@ func (s *Service) onSnapshot(snap *pending.Snapshot) {
 	fb := newFlashblock(snap)
 	if s.has(kindFlashblocks) {
 		// Base's newFlashblocks: the pending block so far, transactions hydrated.
-		enc := ethjson.AppendBlock(nil, snap.Block(), fb.hash, ethjson.BlockOptions{FullTx: true}, s.signer)
+		enc := ethjson.AppendBlock(nil, snap.Block(), fb.hash, ethjson.BlockOptions{FullTx: true, Receipts: snap.Receipts}, s.signer)
 		s.each(kindFlashblocks, func(sb *subscriber) { sb.sub.Notify(enc) })
 	}
 	if len(fb.txs) == 0 {
@@ -164,7 +164,7 @@ func anyLogMatches(f *ethjson.LogFilter, r *types.Receipt) bool {
 // contractAddress and logsBloom from its receipt.
 func (s *Service) txWithLogs(fb *flashblock, index int, tx *types.Transaction, r *types.Receipt) []byte {
 	h := fb.snap.Header
-	b := ethjson.AppendTx(nil, tx, ethjson.Loc{BlockHash: fb.hash, Number: h.Number.Uint64(), Time: h.Time, Index: uint64(index), BaseFee: h.BaseFee}, s.signer)
+	b := ethjson.AppendTx(nil, tx, ethjson.Loc{BlockHash: fb.hash, Number: h.Number.Uint64(), Time: h.Time, Index: uint64(index), BaseFee: h.BaseFee, Receipt: r}, s.signer)
 	b = b[:len(b)-1] // reopen the object
 	b = append(b, `,"logs":`...)
 	if r == nil {
