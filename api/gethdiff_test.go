@@ -147,16 +147,26 @@ func TestDiffAgainstGeth(t *testing.T) {
 		reqs = append(reqs, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+c[0]+`","params":`+c[1]+`}`))
 	}
 
+	same := diffAnswers(t, reqs, n.URL(), gethURL, "geth")
+	t.Logf("%d of %d answers identical to geth's", same, len(reqs))
+}
+
+// diffAnswers posts every request to this node (ours) and a peer, reports
+// each pair of answers that differ (results byte for byte, errors by code)
+// and returns how many agree.
+func diffAnswers(t *testing.T, reqs [][]byte, ours, peer, name string) int {
+	t.Helper()
+	client := &http.Client{Timeout: 30 * time.Second}
 	same := 0
 	for _, req := range reqs {
-		ours, theirs := post(n.URL(), req), post(gethURL, req)
-		if bytes.Equal(ours, theirs) || sameErrorCode(ours, theirs) {
+		a, b := bytes.TrimSpace(postBody(t, client, ours, req)), bytes.TrimSpace(postBody(t, client, peer, req))
+		if bytes.Equal(a, b) || sameErrorCode(a, b) {
 			same++
 			continue
 		}
-		t.Errorf("request %s\n ours: %.400s\n geth: %.400s", req, ours, theirs)
+		t.Errorf("request %s\n ours: %.1200s\n %s: %.1200s", req, a, name, b)
 	}
-	t.Logf("%d of %d answers identical to geth's", same, len(reqs))
+	return same
 }
 
 type hexNum uint64

@@ -5,7 +5,8 @@
 //	go run ./bench -duration 5s -rounds 5 -conns 64
 //
 // It installs missing peers (anvil from npm, geth with go install) into a
-// cache, builds preconf from this checkout, starts each node in turn on
+// cache (-install op-geth builds op-geth's geth there for the op-geth
+// differential test), builds preconf from this checkout, starts each node in turn on
 // loopback (ports 48545-48560), drives each workload with a closed-loop Go
 // load generator (keep-alive HTTP/1.1, N connections, fixed duration, bounded
 // request count), alternates the node order across rounds, and reports the
@@ -43,6 +44,7 @@ type options struct {
 	Profile     bool          `json:"-"`
 	Sequencer   bool          `json:"preconf_sequencer"`
 	Keep        bool          `json:"-"`
+	Install     []string      `json:"-"`
 }
 
 func main() {
@@ -76,6 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	addLatencyFlags(fs) // -preconf-latency and its options (preconf_latency.go)
 	addFollowFlags(fs)  // -follow and its options (follow.go)
 	list := fs.Bool("list", false, "list the workloads and exit")
+	install := fs.String("install", "", "only install these peers (comma separated: anvil, geth, op-geth) and print their paths, one a line")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -87,6 +90,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			fmt.Fprintln(stderr, w.Name)
 		}
 		return o, errList
+	}
+	if *install != "" {
+		for _, n := range strings.Split(*install, ",") {
+			if n = strings.TrimSpace(n); n != "op-geth" && (n == "preconf" || nodeKinds[n].install == nil) {
+				return o, fmt.Errorf("-install: unknown peer %q (anvil, geth, op-geth)", n)
+			}
+			o.Install = append(o.Install, n)
+		}
+		return o, nil
 	}
 	for _, n := range strings.Split(*nodes, ",") {
 		n = strings.TrimSpace(n)
@@ -121,6 +133,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench:", err)
 		return 2
 	}
+	if len(o.Install) > 0 {
+		return installOnly(o, stdout, stderr)
+	}
 	if latencyOpts.Enabled {
 		return runLatency(o, stdout, stderr)
 	}
@@ -144,6 +159,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(rep.Errors) > 0 {
 		fmt.Fprintf(stderr, "bench: %d error(s):\n  %s\n", len(rep.Errors), strings.Join(rep.Errors, "\n  "))
 		return 1
+	}
+	return 0
+}
+
+// installOnly installs the peers of -install and prints their paths:
+//
+//	PRECONF_OPGETH=$(go run ./bench -install op-geth) go test -run OpGeth ./api/
+func installOnly(o options, stdout, stderr io.Writer) int {
+	repo, err := repoRoot()
+	if err == nil {
+		err = os.MkdirAll(o.Cache, 0o755)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 1
+	}
+	e := &env{repo: repo, cache: o.Cache, install: !o.NoInstall, log: stderr}
+	for _, name := range o.Install {
+		var bin string
+		if name == "op-geth" {
+			bin, err = installOpGeth(e)
+		} else {
+			bin, err = nodeKinds[name].install(e)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+		fmt.Fprintln(stdout, bin)
 	}
 	return 0
 }

@@ -124,24 +124,10 @@ var nodeKinds = map[string]nodeKind{
 		Name: "geth", Port: portGeth, Extra: []int{portGethAuth, portGethP2P},
 		install: func(e *env) (string, error) {
 			gobin := filepath.Join(e.cache, "bin")
-			bin := filepath.Join(gobin, "geth")
-			if isExecutable(bin) {
-				return bin, nil
-			}
-			if !e.install {
-				return "", fmt.Errorf("geth not installed at %s (run without -no-install)", bin)
-			}
-			fmt.Fprintf(e.log, "installing geth: GOBIN=%s go install %s (takes several minutes)\n", gobin, gethModule)
 			cmd := exec.Command("go", "install", gethModule)
 			cmd.Dir = e.cache // outside the module: go install pkg@version
 			cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=-buildvcs=false")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return "", fmt.Errorf("go install %s: %v\n%s", gethModule, err, out)
-			}
-			if !isExecutable(bin) {
-				return "", fmt.Errorf("go install %s left no binary at %s", gethModule, bin)
-			}
-			return bin, nil
+			return installGo(e, "geth", filepath.Join(gobin, "geth"), cmd)
 		},
 		prepare: func(e *env, bin, dir string) error {
 			cmd := exec.Command(bin, "--datadir", dir, "--state.scheme", "path", "init", e.genesis)
@@ -161,6 +147,47 @@ var nodeKinds = map[string]nodeKind{
 				"--verbosity", "2"}
 		},
 	},
+}
+
+// installGo returns bin, running build (a go install or go build that
+// writes bin) first when bin is missing. Binaries stay in the cache.
+func installGo(e *env, what, bin string, build *exec.Cmd) (string, error) {
+	if isExecutable(bin) {
+		return bin, nil
+	}
+	if !e.install {
+		return "", fmt.Errorf("%s not installed at %s (run without -no-install)", what, bin)
+	}
+	fmt.Fprintf(e.log, "installing %s: %s (in %s; takes several minutes)\n", what, strings.Join(build.Args, " "), build.Dir)
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %v\n%s", strings.Join(build.Args, " "), err, out)
+	}
+	if !isExecutable(bin) {
+		return "", fmt.Errorf("%s left no binary at %s", strings.Join(build.Args, " "), bin)
+	}
+	return bin, nil
+}
+
+// installOpGeth builds op-geth's geth from the module this checkout
+// executes with (the replace of go-ethereum in go.mod), as
+// <cache>/bin/op-geth-<version>, for the op-geth differential test
+// (api/opgethdiff_test.go).
+func installOpGeth(e *env) (string, error) {
+	list := exec.Command("go", "list", "-m", "-f", "{{with .Replace}}{{.Dir}} {{.Version}}{{end}}", "github.com/ethereum/go-ethereum")
+	list.Dir = e.repo
+	out, err := list.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list the op-geth module: %v", err)
+	}
+	dir, version, ok := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if !ok || dir == "" {
+		return "", fmt.Errorf("go.mod does not replace go-ethereum with a downloaded module (go list: %q)", out)
+	}
+	bin := filepath.Join(e.cache, "bin", "op-geth-"+version)
+	build := exec.Command("go", "build", "-o", bin, "./cmd/geth")
+	build.Dir = dir // the module's own go.mod and go.sum
+	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false", "GOWORK=off")
+	return installGo(e, "op-geth "+version, bin, build)
 }
 
 // waitPortsFree waits until every port can be bound on 127.0.0.1: the

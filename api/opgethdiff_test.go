@@ -1,0 +1,102 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/preconf/preconf/opstack"
+	"github.com/preconf/preconf/opstack/testchain"
+)
+
+// TestDiffAgainstOpGeth imports the same OP-stack chain into op-geth and
+// into this node, and requires identical answers for every block (hashes
+// and full transactions), header, transaction (deposits with sourceHash,
+// mint, nonce and depositReceiptVersion), receipt (l1Fee, l1GasPrice,
+// l1GasUsed, l1BaseFeeScalar, l1BlobBaseFee(Scalar), operator fee, deposit
+// nonce and version), raw encoding, and a few state reads on the fee vaults
+// and L1Block. The chain: chain.DevL2Genesis with blocks op-geth's
+// GenerateChain made (opstack/testchain: L1-attributes deposit first, user
+// deposits, one failing, user transactions paying the L1 and operator fees).
+//
+// It needs op-geth's geth, built from the module go.mod replaces go-ethereum
+// with: PRECONF_OPGETH=$(go run ./bench -install op-geth).
+func TestDiffAgainstOpGeth(t *testing.T) {
+	bin := os.Getenv("PRECONF_OPGETH")
+	if bin == "" {
+		t.Skip("PRECONF_OPGETH not set (PRECONF_OPGETH=$(go run ./bench -install op-geth))")
+	}
+	tc, err := testchain.DevL2(6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	genesisFile, chainFile := filepath.Join(dir, "genesis.json"), filepath.Join(dir, "chain.rlp")
+	gj, err := json.Marshal(tc.Genesis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(genesisFile, gj, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(chainFile, tc.RLP(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opURL := startGeth(t, bin, genesisFile, chainFile)
+	n := startFixtureNode(t, genesisFile, chainFile)
+
+	var reqs [][]byte
+	add := func(method string, params ...any) {
+		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, b)
+	}
+	last := uint64(len(tc.Blocks))
+	for i := uint64(0); i <= last+1; i++ {
+		num := fmt.Sprintf("0x%x", i)
+		add("eth_getBlockByNumber", num, false)
+		add("eth_getBlockByNumber", num, true)
+		add("eth_getHeaderByNumber", num)
+		add("eth_getBlockReceipts", num)
+		add("eth_getBlockTransactionCountByNumber", num)
+		for _, idx := range []string{"0x0", "0x1", "0x3", "0x40"} {
+			add("eth_getTransactionByBlockNumberAndIndex", num, idx)
+		}
+		add("debug_getRawHeader", num)
+		add("debug_getRawBlock", num)
+		add("debug_getRawReceipts", num)
+	}
+	var deposits, userTxs int
+	for _, b := range tc.Blocks {
+		add("eth_getBlockByHash", b.Hash(), true)
+		add("eth_getBlockReceipts", map[string]any{"blockHash": b.Hash(), "requireCanonical": true})
+		add("eth_getLogs", map[string]any{"blockHash": b.Hash()})
+		for _, tx := range b.Transactions() {
+			add("eth_getTransactionByHash", tx.Hash())
+			add("eth_getTransactionReceipt", tx.Hash())
+			add("eth_getRawTransactionByHash", tx.Hash())
+			if tx.IsDepositTx() {
+				deposits++
+			} else {
+				userTxs++
+			}
+		}
+	}
+	for _, a := range []string{"0x4200000000000000000000000000000000000011", "0x4200000000000000000000000000000000000019",
+		"0x420000000000000000000000000000000000001a", "0x420000000000000000000000000000000000001b",
+		"0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001", "0x0000000000000000000000000000000000a11ce0"} {
+		add("eth_getBalance", a, "latest")
+		add("eth_getTransactionCount", a, "latest")
+	}
+	for slot := range 9 {
+		add("eth_getStorageAt", opstack.L1Block, fmt.Sprintf("0x%x", slot), "latest")
+	}
+	add("eth_getProof", opstack.L1Block, []string{"0x1", "0x3", "0x7", "0x8"}, "latest")
+
+	same := diffAnswers(t, reqs, n.URL(), opURL, "op-geth")
+	t.Logf("%d of %d answers identical to op-geth's (%d blocks, %d deposits, %d user transactions)", same, len(reqs), len(tc.Blocks), deposits, userTxs)
+}
