@@ -2,6 +2,7 @@ package feed_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"testing"
@@ -114,5 +115,48 @@ func TestRecordedPayloadsDecode(t *testing.T) {
 		if blocks != 4 {
 			t.Fatalf("%s: %d index-0 frames decoded", path, blocks)
 		}
+	}
+}
+
+// TestUnknownFieldsIgnored: a field a newer builder adds, at any level of
+// the message, changes nothing that is decoded.
+func TestUnknownFieldsIgnored(t *testing.T) {
+	raw, err := os.ReadFile(recordedFiles[testchain.BaseV1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := bytes.SplitN(raw, []byte("\n"), 2)[0]
+	var msg map[string]any
+	if err := json.Unmarshal(line, &msg); err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]any{"x": []any{1, "two", nil}, "y": map[string]any{"z": true}}
+	msg["future_field"] = extra
+	for _, k := range []string{"base", "diff", "metadata"} {
+		msg[k].(map[string]any)["future_field"] = extra
+	}
+	al := msg["metadata"].(map[string]any)["access_list"].(map[string]any)
+	al["future_field"] = extra
+	al["account_changes"].([]any)[0].(map[string]any)["storageRoot"] = "0x80"
+	changed, _ := json.Marshal(msg)
+	a, err := feed.Decode(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := feed.Decode(changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ma, _ := a.ParseMetadata()
+	mb, err := b.ParseMetadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Metadata, b.Metadata = nil, nil
+	ea, _ := feed.Encode(a)
+	eb, _ := feed.Encode(b)
+	if !bytes.Equal(ea, eb) || mb.BlockNumber != ma.BlockNumber || mb.AccessList.FalHash != ma.AccessList.FalHash ||
+		len(mb.AccessList.AccountChanges) != len(ma.AccessList.AccountChanges) {
+		t.Fatalf("unknown fields changed the decoded message:\n%s\n%s", ea, eb)
 	}
 }
