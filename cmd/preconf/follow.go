@@ -142,13 +142,13 @@ func runFollow(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("preconf follow: %v", err), 1)
 	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM) // before serving, as the node does
 	if err := n.Start(nil); err != nil {
 		n.Close()
 		return cli.Exit(fmt.Sprintf("preconf follow: %v", err), 1)
 	}
 	logger.Info("following", "upstream", remote.RedactURL(fcfg.Upstream), "flashblocks", remote.RedactURL(fcfg.Feed), "chain", config.ChainID)
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
 	logger.Info("shutting down")
 	return n.Close()

@@ -145,12 +145,14 @@ func runNode(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
 	}
+	// Catch SIGTERM before serving: a client that sees the node answer may
+	// stop it at once.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	if err := n.Start(nil); err != nil {
 		n.Close()
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
 	logger.Info("shutting down")
 	return n.Close()
