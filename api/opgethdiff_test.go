@@ -3,10 +3,14 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/opstack/testchain"
 )
@@ -16,8 +20,8 @@ import (
 // and full transactions), header, transaction (deposits with sourceHash,
 // mint, nonce and depositReceiptVersion), receipt (l1Fee, l1GasPrice,
 // l1GasUsed, l1BaseFeeScalar, l1BlobBaseFee(Scalar), operator fee, deposit
-// nonce and version), raw encoding, and a few state reads on the fee vaults
-// and L1Block. The chain: chain.DevL2Genesis with blocks op-geth's
+// nonce and version), raw encoding, state reads on the fee vaults and
+// L1Block, the GasPriceOracle's views, a gas estimate and the fee methods. The chain: chain.DevL2Genesis with blocks op-geth's
 // GenerateChain made (opstack/testchain: L1-attributes deposit first, user
 // deposits, one failing, user transactions paying the L1 and operator fees).
 //
@@ -96,6 +100,26 @@ func TestDiffAgainstOpGeth(t *testing.T) {
 		add("eth_getStorageAt", opstack.L1Block, fmt.Sprintf("0x%x", slot), "latest")
 	}
 	add("eth_getProof", opstack.L1Block, []string{"0x1", "0x3", "0x7", "0x8"}, "latest")
+	// The GasPriceOracle's answers on the last block's L1 values (as wallets
+	// and viem's OP actions ask), a gas estimate, the fee suggestions.
+	arg := common.FromHex("0x0000000000000000000000000000000000000000000000000000000000000020" +
+		"0000000000000000000000000000000000000000000000000000000000000004" + "0102030400000000000000000000000000000000000000000000000000000000")
+	for _, sig := range []string{"l1BaseFee()", "blobBaseFee()", "baseFeeScalar()", "blobBaseFeeScalar()", "isIsthmus()",
+		"getL1Fee(bytes)", "getL1GasUsed(bytes)", "getOperatorFee(uint256)"} {
+		data := crypto.Keccak256([]byte(sig))[:4]
+		switch sig {
+		case "getL1Fee(bytes)", "getL1GasUsed(bytes)":
+			data = append(data, arg...)
+		case "getOperatorFee(uint256)":
+			data = append(data, common.BigToHash(big.NewInt(50_000)).Bytes()...)
+		}
+		add("eth_call", map[string]any{"to": opstack.GasPriceOracle, "data": hexutil.Bytes(data)}, "latest")
+	}
+	add("eth_estimateGas", map[string]any{"from": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "to": "0x0000000000000000000000000000000000000001", "value": "0x1", "data": "0x0102"})
+	for _, m := range []string{"eth_gasPrice", "eth_maxPriorityFeePerGas", "eth_blobBaseFee", "eth_config"} {
+		add(m)
+	}
+	add("eth_feeHistory", "0x4", "latest", []float64{10, 50, 90})
 
 	same := diffAnswers(t, reqs, n.URL(), opURL, "op-geth")
 	t.Logf("%d of %d answers identical to op-geth's (%d blocks, %d deposits, %d user transactions)", same, len(reqs), len(tc.Blocks), deposits, userTxs)
