@@ -27,6 +27,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/preconf/preconf/internal/tools"
 )
 
 // options are the command line.
@@ -51,13 +53,6 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func defaultCache() string {
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "preconf-bench")
-	}
-	return filepath.Join(".bench", "cache")
-}
-
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -69,7 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Int64Var(&o.MaxRequests, "max-requests", 2_000_000, "request budget per measurement (bounds memory and time)")
 	nodes := fs.String("nodes", "preconf,anvil,geth", "nodes to compare (comma separated; preconf is the reference)")
 	wls := fs.String("workloads", "", "only workloads whose name contains one of these (comma separated; default all)")
-	fs.StringVar(&o.Cache, "cache", defaultCache(), "where installed peers are kept")
+	fs.StringVar(&o.Cache, "cache", tools.DefaultCache(), "where installed peers are kept")
 	fs.StringVar(&o.Out, "out", ".bench/results", "directory for the JSON and Markdown results")
 	fs.BoolVar(&o.NoInstall, "no-install", false, "do not install missing peers (report them missing)")
 	fs.BoolVar(&o.Profile, "profile", false, "collect a CPU profile of preconf during each workload of the last round (into -out)")
@@ -179,7 +174,7 @@ func installOnly(o options, stdout, stderr io.Writer) int {
 	for _, name := range o.Install {
 		var bin string
 		if name == "op-geth" {
-			bin, err = installOpGeth(e)
+			bin, err = withHint(tools.OpGeth(e.repo, e.cache, e.install, e.log))
 		} else {
 			bin, err = nodeKinds[name].install(e)
 		}

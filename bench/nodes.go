@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,12 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
-)
 
-// Pinned peer versions.
-const (
-	anvilPackage = "@foundry-rs/anvil-linux-amd64"
-	gethModule   = "github.com/ethereum/go-ethereum/cmd/geth@v1.17.5"
+	"github.com/preconf/preconf/internal/tools"
 )
 
 // Ports: everything the harness opens is in 48545-48560.
@@ -91,28 +86,7 @@ var nodeKinds = map[string]nodeKind{
 	},
 	"anvil": {
 		Name: "anvil", Port: portAnvil,
-		install: func(e *env) (string, error) {
-			prefix := filepath.Join(e.cache, "npm")
-			bin := filepath.Join(prefix, "node_modules", anvilPackage, "bin", "anvil")
-			if isExecutable(bin) {
-				return bin, nil
-			}
-			if !e.install {
-				return "", fmt.Errorf("anvil not installed at %s (run without -no-install)", bin)
-			}
-			if _, err := exec.LookPath("npm"); err != nil {
-				return "", errors.New("anvil: npm not found (install nodejs and npm)")
-			}
-			fmt.Fprintf(e.log, "installing anvil: npm install --prefix %s %s\n", prefix, anvilPackage)
-			cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, anvilPackage)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return "", fmt.Errorf("npm install %s: %v\n%s", anvilPackage, err, out)
-			}
-			if !isExecutable(bin) {
-				return "", fmt.Errorf("npm installed %s but %s is missing", anvilPackage, bin)
-			}
-			return bin, nil
-		},
+		install: func(e *env) (string, error) { return withHint(tools.Anvil(e.cache, e.install, e.log)) },
 		args: func(e *env, dir string) []string {
 			// Anvil logs every call by default; its output goes to a file
 			// here, like the other nodes'. No blocks are mined without
@@ -122,13 +96,7 @@ var nodeKinds = map[string]nodeKind{
 	},
 	"geth": {
 		Name: "geth", Port: portGeth, Extra: []int{portGethAuth, portGethP2P},
-		install: func(e *env) (string, error) {
-			gobin := filepath.Join(e.cache, "bin")
-			cmd := exec.Command("go", "install", gethModule)
-			cmd.Dir = e.cache // outside the module: go install pkg@version
-			cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=-buildvcs=false")
-			return installGo(e, "geth", filepath.Join(gobin, "geth"), cmd)
-		},
+		install: func(e *env) (string, error) { return withHint(tools.Geth(e.cache, e.install, e.log)) },
 		prepare: func(e *env, bin, dir string) error {
 			cmd := exec.Command(bin, "--datadir", dir, "--state.scheme", "path", "init", e.genesis)
 			if out, err := cmd.CombinedOutput(); err != nil {
@@ -149,45 +117,12 @@ var nodeKinds = map[string]nodeKind{
 	},
 }
 
-// installGo returns bin, running build (a go install or go build that
-// writes bin) first when bin is missing. Binaries stay in the cache.
-func installGo(e *env, what, bin string, build *exec.Cmd) (string, error) {
-	if isExecutable(bin) {
-		return bin, nil
+// withHint adds to a missing peer's error how to get it installed.
+func withHint(bin string, err error) (string, error) {
+	if err != nil && strings.Contains(err.Error(), "not installed") {
+		err = fmt.Errorf("%w (run without -no-install)", err)
 	}
-	if !e.install {
-		return "", fmt.Errorf("%s not installed at %s (run without -no-install)", what, bin)
-	}
-	fmt.Fprintf(e.log, "installing %s: %s (in %s; takes several minutes)\n", what, strings.Join(build.Args, " "), build.Dir)
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s: %v\n%s", strings.Join(build.Args, " "), err, out)
-	}
-	if !isExecutable(bin) {
-		return "", fmt.Errorf("%s left no binary at %s", strings.Join(build.Args, " "), bin)
-	}
-	return bin, nil
-}
-
-// installOpGeth builds op-geth's geth from the module this checkout
-// executes with (the replace of go-ethereum in go.mod), as
-// <cache>/bin/op-geth-<version>, for the op-geth differential test
-// (api/opgethdiff_test.go).
-func installOpGeth(e *env) (string, error) {
-	list := exec.Command("go", "list", "-m", "-f", "{{with .Replace}}{{.Dir}} {{.Version}}{{end}}", "github.com/ethereum/go-ethereum")
-	list.Dir = e.repo
-	out, err := list.Output()
-	if err != nil {
-		return "", fmt.Errorf("go list the op-geth module: %v", err)
-	}
-	dir, version, ok := strings.Cut(strings.TrimSpace(string(out)), " ")
-	if !ok || dir == "" {
-		return "", fmt.Errorf("go.mod does not replace go-ethereum with a downloaded module (go list: %q)", out)
-	}
-	bin := filepath.Join(e.cache, "bin", "op-geth-"+version)
-	build := exec.Command("go", "build", "-o", bin, "./cmd/geth")
-	build.Dir = dir // the module's own go.mod and go.sum
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false", "GOWORK=off")
-	return installGo(e, "op-geth "+version, bin, build)
+	return bin, err
 }
 
 // waitPortsFree waits until every port can be bound on 127.0.0.1: the
@@ -209,11 +144,6 @@ func waitPortsFree(ports []int, timeout time.Duration) error {
 		}
 	}
 	return nil
-}
-
-func isExecutable(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
 // runningNode is a started node process.
