@@ -325,13 +325,14 @@ func TestPendingReads(t *testing.T) {
 }
 
 // executionAPIsChain opens the execution-apis test chain (pre-merge blocks
-// with uncles, every transaction type), or skips when the fixtures are absent.
+// with uncles, every transaction type); without the fixtures it skips, or
+// fails under CI (conformance.Fixtures).
 func executionAPIsChain(t *testing.T) (*API, *chain.Chain) {
 	t.Helper()
-	dir := conformance.Dir()
+	dir := conformance.Fixtures(t)
 	g, err := chain.LoadGenesis(filepath.Join(dir, "genesis.json"))
 	if err != nil {
-		t.Skipf("execution-apis fixtures not available: %v", err)
+		t.Fatal(err)
 	}
 	c, err := chain.Open(chain.Config{Genesis: g})
 	if err != nil {

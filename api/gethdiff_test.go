@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/preconf/preconf/conformance"
+	"github.com/preconf/preconf/internal/tools"
 )
 
 // TestDiffAgainstGeth replays a few thousand read requests (every block,
@@ -23,18 +23,13 @@ import (
 // node and a go-ethereum node on the same chain, and requires identical
 // answers: the same bytes for results, the same code for errors.
 //
-// It needs a geth v1.17.5 binary: PRECONF_GETH=/path/to/geth (the bench
-// harness installs one in ~/.cache/preconf-bench/bin/geth).
+// It needs a geth v1.17.5 binary (tools.GethForTest: $PRECONF_GETH, or the
+// one the bench harness keeps in ~/.cache/preconf-bench/bin/geth, built
+// there under CI=true).
 func TestDiffAgainstGeth(t *testing.T) {
-	gethBin := os.Getenv("PRECONF_GETH")
-	if gethBin == "" {
-		t.Skip("PRECONF_GETH not set")
-	}
-	dir := conformance.Dir()
+	dir := conformance.Fixtures(t)
+	gethBin := tools.GethForTest(t)
 	genesisFile, chainFile := filepath.Join(dir, "genesis.json"), filepath.Join(dir, "chain.rlp")
-	if _, err := os.Stat(chainFile); err != nil {
-		t.Skipf("fixtures not found: %v", err)
-	}
 	gethURL := startGeth(t, gethBin, genesisFile, chainFile)
 
 	n := startFixtureNode(t, genesisFile, chainFile)

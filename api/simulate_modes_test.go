@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -23,10 +22,7 @@ import (
 // them: block hashes, parent hashes, log block hashes and BLOCKHASH results,
 // which are compared as "the hash of simulated block i" instead.
 func TestZeroRootModeMatchesCompute(t *testing.T) {
-	dir := conformance.Dir()
-	if _, err := os.Stat(filepath.Join(dir, "chain.rlp")); err != nil {
-		t.Skipf("fixtures not found at %s", dir)
-	}
+	dir := conformance.Fixtures(t)
 	cases, err := conformance.Load(dir, []string{"eth_simulateV1"})
 	if err != nil {
 		t.Fatal(err)

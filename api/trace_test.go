@@ -20,6 +20,7 @@ import (
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/conformance"
+	"github.com/preconf/preconf/internal/tools"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
@@ -70,13 +71,14 @@ type fixtureBlock struct {
 	raw []byte
 }
 
-// fixtureBlocks reads the execution-apis chain (blocks 1…head), or skips.
+// fixtureBlocks reads the execution-apis chain (blocks 1…head); without the
+// fixtures it skips, or fails under CI (conformance.Fixtures).
 func fixtureBlocks(t *testing.T) (genesisFile string, blocks []fixtureBlock) {
 	t.Helper()
-	dir := conformance.Dir()
+	dir := conformance.Fixtures(t)
 	f, err := os.Open(filepath.Join(dir, "chain.rlp"))
 	if err != nil {
-		t.Skipf("execution-apis fixtures not available: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	s := rlp.NewStream(f, 0)
@@ -357,11 +359,8 @@ func TestTraceErrors(t *testing.T) {
 // go-ethereum (PRECONF_GETH) for every transaction of the fixture chain
 // under every tracer configuration, and for calls at several blocks.
 func TestTraceAgainstGeth(t *testing.T) {
-	gethBin := os.Getenv("PRECONF_GETH")
-	if gethBin == "" {
-		t.Skip("PRECONF_GETH not set")
-	}
 	genesisFile, blocks := fixtureBlocks(t)
+	gethBin := tools.GethForTest(t)
 	chainFile := filepath.Join(filepath.Dir(genesisFile), "chain.rlp")
 	gethURL := startGeth(t, gethBin, genesisFile, chainFile)
 	nd := startFixtureNode(t, genesisFile, chainFile)

@@ -10,23 +10,15 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/preconf/preconf/conformance"
 )
 
 // fixtures returns the execution-apis directory, skipping (failing under CI)
 // when it is absent.
 func fixtures(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("PRECONF_CONFORMANCE_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "conformance", "execution-apis")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "chain.rlp")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("fixtures missing at %s: %v", dir, err)
-		}
-		t.Skipf("fixtures not found at %s", dir)
-	}
-	return dir
+	return conformance.Fixtures(t)
 }
 
 const wantHead = "0xd226371d0b1551adb03fb52b71f08e3e11247fe9b1af994768af8cdaa8e7dcd7"

@@ -22,12 +22,29 @@ import (
 const EnvDir = "PRECONF_CONFORMANCE_DIR"
 
 // Dir is the fixture directory: $PRECONF_CONFORMANCE_DIR, or the shared
-// folder beside the repository (relative to a package directory).
+// folder beside the repository (found from the working directory upward).
 func Dir() string {
 	if d := os.Getenv(EnvDir); d != "" {
 		return d
 	}
-	return filepath.Join("..", "..", "shared", "conformance", "execution-apis")
+	return filepath.Join(repoRoot(), "..", "shared", "conformance", "execution-apis")
+}
+
+// repoRoot is the nearest directory at or above the working directory that
+// holds go.mod (a package's directory while its tests run), or ".".
+func repoRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return "."
+		}
+	}
 }
 
 // Exchange is one request and its expected response.

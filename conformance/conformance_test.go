@@ -1,7 +1,6 @@
 package conformance_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -49,14 +48,7 @@ var categories = []string{
 // fixtureDir finds the fixtures; under CI=true their absence fails the test.
 func fixtureDir(t testing.TB) string {
 	t.Helper()
-	dir := conformance.Dir()
-	if _, err := os.Stat(filepath.Join(dir, "chain.rlp")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("conformance fixtures missing at %s (set %s): %v", dir, conformance.EnvDir, err)
-		}
-		t.Skipf("conformance fixtures not found at %s (set %s)", dir, conformance.EnvDir)
-	}
-	return dir
+	return conformance.Fixtures(t)
 }
 
 // startNode runs a node on the execution-apis test chain, in memory.

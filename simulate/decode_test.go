@@ -64,7 +64,7 @@ func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
 		`{"input":"0x0"}`,
 	}
 	// Every call object and simulate request of the fixtures.
-	dir := conformance.Dir()
+	dir := conformance.Fixtures(t)
 	for _, cat := range []string{"eth_simulateV1", "eth_call", "eth_estimateGas", "eth_createAccessList"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "tests", cat, "*.io"))
 		for _, f := range files {

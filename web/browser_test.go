@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/preconf/preconf/internal/tools"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/wallet"
 )
@@ -18,7 +20,7 @@ import (
 // headless Debian chromium) against a node started here with
 // --wallet.approval=prompt on loopback (with --wallet.allow-private: the page adds this node). Outside CI it is skipped when the
 // tooling is missing (scripts/setup-wallet installs it); with CI=true
-// missing tooling is a failure.
+// missing tooling is a failure (tools.Missing).
 func TestBrowser(t *testing.T) {
 	dir, err := filepath.Abs(filepath.Join("..", "tests", "browser"))
 	if err != nil {
@@ -29,9 +31,9 @@ func TestBrowser(t *testing.T) {
 		chromium = "/usr/bin/chromium"
 	}
 	var missing []string
-	nodeBin, err := exec.LookPath("node")
+	nodeBin, err := tools.Node(filepath.Dir(filepath.Dir(dir)))
 	if err != nil {
-		missing = append(missing, "node (Debian nodejs)")
+		missing = append(missing, err.Error())
 	}
 	if _, err := os.Stat(chromium); err != nil {
 		missing = append(missing, chromium+" (Debian chromium)")
@@ -40,10 +42,7 @@ func TestBrowser(t *testing.T) {
 		missing = append(missing, "playwright-core in tests/browser (npm ci)")
 	}
 	if len(missing) > 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("browser test tooling missing: %v; run scripts/setup-wallet", missing)
-		}
-		t.Skipf("browser test tooling missing: %v; run scripts/setup-wallet", missing)
+		tools.Missing(t, fmt.Sprintf("browser test tooling missing: %v; run scripts/setup-wallet", missing))
 	}
 
 	n, err := node.New(node.Config{

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/preconf/preconf/conformance"
 )
 
 var binary string
@@ -39,17 +41,7 @@ func TestMain(m *testing.M) {
 
 func fixtures(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("PRECONF_CONFORMANCE_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "conformance", "execution-apis")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "chain.rlp")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("fixtures missing at %s: %v", dir, err)
-		}
-		t.Skipf("fixtures not found at %s", dir)
-	}
-	return dir
+	return conformance.Fixtures(t)
 }
 
 // run executes the binary to completion (for commands that must exit).
