@@ -5,6 +5,7 @@ package api
 
 import (
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/simulate"
@@ -24,6 +25,7 @@ type API struct {
 	engine      *simulate.Engine // eth_call & co. (api/call.go)
 	logLimits   LogLimits        // eth_getLogs caps (api/logs.go)
 	op          bool             // an OP-stack chain: op-geth's transaction and receipt fields
+	callDefault ethjson.BlockRef // eth_call's block when omitted (api/defaults.go)
 }
 
 // New returns the API over a chain and (optionally) a pending source.

@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/simulate"
 )
@@ -65,5 +66,6 @@ func (c localChain) CanonicalReceipt(tx *types.Transaction, blockHash common.Has
 // NewWithBackend returns the API over any sealed-chain backend and
 // (optionally) a pending source.
 func NewWithBackend(b Backend, p *pending.Source) *API {
-	return &API{chain: b, pending: p, engine: simulate.New(b.Config(), b.ChainContext(), simulate.DefaultOptions()), op: b.Config().Optimism != nil}
+	return &API{chain: b, pending: p, engine: simulate.New(b.Config(), b.ChainContext(), simulate.DefaultOptions()),
+		op: b.Config().Optimism != nil, callDefault: ethjson.Latest}
 }

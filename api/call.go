@@ -91,8 +91,9 @@ func rpcError(err error) error {
 }
 
 // callParams decodes (call, block?, stateOverrides?, blockOverrides?); max
-// says how many of these positions the method takes.
-func callParams(p rpc.Params, max int) (args simulate.CallArgs, ref ethjson.BlockRef, so simulate.StateOverride, bo *simulate.BlockOverrides, err error) {
+// says how many of these positions the method takes, def is the block when
+// it is omitted (or null).
+func callParams(p rpc.Params, max int, def ethjson.BlockRef) (args simulate.CallArgs, ref ethjson.BlockRef, so simulate.StateOverride, bo *simulate.BlockOverrides, err error) {
 	if err = p.Max(max); err != nil {
 		return
 	}
@@ -101,7 +102,8 @@ func callParams(p rpc.Params, max int) (args simulate.CallArgs, ref ethjson.Bloc
 			return
 		}
 	}
-	if ref, err = blockRefParam(p, 1); err != nil {
+	ref = def
+	if _, err = p.Optional(1, &ref); err != nil {
 		return
 	}
 	if _, err = p.Optional(2, &so); err != nil {
@@ -113,9 +115,10 @@ func callParams(p rpc.Params, max int) (args simulate.CallArgs, ref ethjson.Bloc
 	return
 }
 
-// execute decodes a call-style request, opens its state and runs exec.
-func (a *API) execute(ctx context.Context, p rpc.Params, max int, exec func(args simulate.CallArgs, h *types.Header, db *state.StateDB, so simulate.StateOverride, bo *simulate.BlockOverrides) (any, error)) (any, error) {
-	args, ref, so, bo, err := callParams(p, max)
+// execute decodes a call-style request, opens its state (at def when the
+// request names no block) and runs exec.
+func (a *API) execute(ctx context.Context, p rpc.Params, max int, def ethjson.BlockRef, exec func(args simulate.CallArgs, h *types.Header, db *state.StateDB, so simulate.StateOverride, bo *simulate.BlockOverrides) (any, error)) (any, error) {
+	args, ref, so, bo, err := callParams(p, max, def)
 	if err != nil {
 		return nil, err
 	}
@@ -131,14 +134,14 @@ func (a *API) execute(ctx context.Context, p rpc.Params, max int, exec func(args
 }
 
 func (a *API) ethCall(ctx context.Context, p rpc.Params) (any, error) {
-	return a.execute(ctx, p, 4, func(args simulate.CallArgs, h *types.Header, db *state.StateDB, so simulate.StateOverride, bo *simulate.BlockOverrides) (any, error) {
+	return a.execute(ctx, p, 4, a.callDefault, func(args simulate.CallArgs, h *types.Header, db *state.StateDB, so simulate.StateOverride, bo *simulate.BlockOverrides) (any, error) {
 		out, err := a.engine.Call(ctx, args, h, db, so, bo)
 		return hexutil.Bytes(out), err
 	})
 }
 
 func (a *API) estimateGas(ctx context.Context, p rpc.Params) (any, error) {
-	return a.execute(ctx, p, 4, func(args simulate.CallArgs, h *types.Header, db *state.StateDB, so simulate.StateOverride, bo *simulate.BlockOverrides) (any, error) {
+	return a.execute(ctx, p, 4, pendingRef, func(args simulate.CallArgs, h *types.Header, db *state.StateDB, so simulate.StateOverride, bo *simulate.BlockOverrides) (any, error) {
 		gas, err := a.engine.EstimateGas(ctx, args, h, db, so, bo)
 		return hexutil.Uint64(gas), err
 	})
@@ -165,7 +168,7 @@ type accessListJSON struct {
 }
 
 func (a *API) createAccessList(ctx context.Context, p rpc.Params) (any, error) {
-	return a.execute(ctx, p, 3, func(args simulate.CallArgs, h *types.Header, db *state.StateDB, so simulate.StateOverride, _ *simulate.BlockOverrides) (any, error) {
+	return a.execute(ctx, p, 3, pendingRef, func(args simulate.CallArgs, h *types.Header, db *state.StateDB, so simulate.StateOverride, _ *simulate.BlockOverrides) (any, error) {
 		res, err := a.engine.CreateAccessList(ctx, args, h, db, so, a.suggestTip)
 		if err != nil {
 			return nil, err

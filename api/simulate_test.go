@@ -335,7 +335,8 @@ func TestCallErrors(t *testing.T) {
 		{"state and stateDiff", e.api.ethCall, []string{`{}`, `"latest"`, `{"` + envProbe.Hex() + `":{"state":{},"stateDiff":{}}}`}, rpc.CodeServer},
 		{"simulate empty", e.api.simulateV1, []string{`{"blockStateCalls":[]}`}, rpc.CodeInvalidParams},
 		{"simulate too many blocks", e.api.simulateV1, []string{`{"blockStateCalls":[{"blockOverrides":{"number":"0x200"}}]}`}, simulate.CodeClientLimitExceeded},
-		{"estimate reverts", e.api.estimateGas, []string{`{"to":"` + envProbe.Hex() + `","data":"0x","value":"0x1","from":"` + pendingOnly.Hex() + `"}`}, rpc.CodeServer},
+		// pendingOnly has no funds at latest
+		{"estimate fails", e.api.estimateGas, []string{`{"to":"` + envProbe.Hex() + `","data":"0x","value":"0x1","from":"` + pendingOnly.Hex() + `"}`, `"latest"`}, rpc.CodeServer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := call(t, tc.handler, tc.params...)

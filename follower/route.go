@@ -71,14 +71,19 @@ func mentionsPending(p rpc.Params) bool {
 	return false
 }
 
+// DefaultsToPending reports whether a call omits its block and runs at
+// "pending" for that reason (api.API.DefaultsToPending).
+type DefaultsToPending func(method string, p rpc.Params) bool
+
 // Route registers on srv, for every method of local, a handler that answers
-// locally when the call involves the pending state and forwards it to the
+// locally when the call involves the pending state (it names "pending", or
+// atPending says its omitted block defaults to it) and forwards it to the
 // upstream otherwise; methods only the upstream has are forwarded.
-func (f *Follower) Route(srv, local *rpc.Server) {
+func (f *Follower) Route(srv, local *rpc.Server, atPending DefaultsToPending) {
 	cache := newLRU[string, json.RawMessage](maxCached)
 	for _, name := range local.Methods() {
 		h, _ := local.Lookup(name)
-		srv.Register(name, f.router(name, h, cache))
+		srv.Register(name, f.router(name, h, cache, atPending))
 	}
 	for _, name := range forwardOnly {
 		if !local.Has(name) {
@@ -87,7 +92,7 @@ func (f *Follower) Route(srv, local *rpc.Server) {
 	}
 }
 
-func (f *Follower) router(name string, h rpc.Handler, cache *lru[string, json.RawMessage]) rpc.Handler {
+func (f *Follower) router(name string, h rpc.Handler, cache *lru[string, json.RawMessage], atPending DefaultsToPending) rpc.Handler {
 	if localAlways[name] || strings.HasPrefix(name, "wallet_") || strings.HasPrefix(name, "follower_") {
 		return h
 	}
@@ -101,7 +106,7 @@ func (f *Follower) router(name string, h rpc.Handler, cache *lru[string, json.Ra
 		}
 	}
 	return func(ctx context.Context, p rpc.Params) (any, error) {
-		if mentionsPending(p) {
+		if mentionsPending(p) || (atPending != nil && atPending(name, p)) {
 			return h(ctx, p)
 		}
 		return fwd(ctx, p)

@@ -62,11 +62,12 @@ func TestRouting(t *testing.T) {
 	}
 	local := rpc.NewServer(rpc.Options{})
 	var localCalls int
-	for _, m := range []string{"eth_getBalance", "eth_getBlockByHash", "eth_getTransactionReceipt", "eth_chainId"} {
+	for _, m := range []string{"eth_getBalance", "eth_getBlockByHash", "eth_getTransactionReceipt", "eth_chainId", "eth_estimateGas"} {
 		local.Register(m, func(context.Context, rpc.Params) (any, error) { localCalls++; return "local", nil })
 	}
 	public := rpc.NewServer(rpc.Options{})
-	f.Route(public, local)
+	// eth_estimateGas without a block runs at pending (as api's defaults say).
+	f.Route(public, local, func(method string, p rpc.Params) bool { return method == "eth_estimateGas" && !p.Present(1) })
 	call := func(method string, params ...string) (string, error) {
 		h, ok := public.Lookup(method)
 		if !ok {
@@ -99,6 +100,13 @@ func TestRouting(t *testing.T) {
 	if v, _ := call("eth_chainId"); v != `"local"` {
 		t.Fatalf("eth_chainId: %s", v)
 	}
+	// a block defaulting to pending is answered here; a named one upstream
+	if v, _ := call("eth_estimateGas", `{"to":`+addr+`}`); v != `"local"` {
+		t.Fatalf("eth_estimateGas without a block: %s", v)
+	}
+	if v, _ := call("eth_estimateGas", `{"to":`+addr+`}`, `"latest"`); v != `"0x2a"` || up.count("eth_estimateGas") != 1 {
+		t.Fatalf("eth_estimateGas at latest not forwarded: %s", v)
+	}
 	// immutable answers are cached, null ones are not
 	for range 3 {
 		if v, _ := call("eth_getBlockByHash", hash, "false"); !strings.Contains(v, `"number":"0x1"`) {
@@ -123,8 +131,8 @@ func TestRouting(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Code != -32000 || ce.Msg != "nonce too low" {
 		t.Fatalf("forwarded error: %#v", err)
 	}
-	if localCalls != 2 {
-		t.Fatalf("%d local calls, want 2", localCalls)
+	if localCalls != 3 {
+		t.Fatalf("%d local calls, want 3", localCalls)
 	}
 	// a dead upstream: a clear error
 	srv.Close()

@@ -47,9 +47,9 @@ func NewFollow(cfg Config, fcfg follower.Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	methods := api.NewWithBackend(f.Backend(), n.Pending)
-	if cfg.Simulate != nil {
-		methods.SetSimulateOptions(*cfg.Simulate)
+	methods, err := newMethods(cfg, api.NewWithBackend(f.Backend(), n.Pending))
+	if err != nil {
+		return nil, err
 	}
 	methods.SetLogLimits(n.logLimits())
 	methods.Register(local)
@@ -62,7 +62,7 @@ func NewFollow(cfg Config, fcfg follower.Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
-	f.Route(n.RPC, local)
+	f.Route(n.RPC, local, methods.DefaultsToPending)
 
 	if err := n.startWallet(fcfg.Chain.ChainID); err != nil {
 		n.Close()

@@ -73,6 +73,11 @@ type Config struct {
 	// (50M gas cap, 5 s, zero roots).
 	Simulate *simulate.Options
 
+	// CallDefault is eth_call's block when a request omits it: "latest"
+	// (also when empty) or "pending". eth_estimateGas and
+	// eth_createAccessList always default to pending (api/defaults.go).
+	CallDefault string
+
 	// Wallet configures the built-in wallet (wallet_addEthereumChain, …);
 	// New fills in DataDir, NodeAddr, Logger and Self's chain id.
 	Wallet wallet.Config
@@ -174,9 +179,10 @@ func New(cfg Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
-	methods := api.New(c, n.Pending)
-	if cfg.Simulate != nil {
-		methods.SetSimulateOptions(*cfg.Simulate)
+	methods, err := newMethods(cfg, api.New(c, n.Pending))
+	if err != nil {
+		n.Close()
+		return nil, err
 	}
 	methods.SetLogLimits(n.logLimits())
 	methods.Register(n.RPC)
@@ -234,6 +240,21 @@ type seqStats struct{ s *sequencer.Stats }
 
 func (a seqStats) phases() (build, wal, publish, seal int64) {
 	return a.s.LastBuild.Load(), a.s.LastWALSync.Load(), a.s.LastPublish.Load(), a.s.LastSeal.Load()
+}
+
+// newMethods applies cfg's options to the method handlers.
+func newMethods(cfg Config, methods *api.API) (*api.API, error) {
+	if cfg.Simulate != nil {
+		methods.SetSimulateOptions(*cfg.Simulate)
+	}
+	if cfg.CallDefault != "" {
+		ref, err := api.ParseCallDefault(cfg.CallDefault)
+		if err != nil {
+			return nil, err
+		}
+		methods.SetCallDefault(ref)
+	}
+	return methods, nil
 }
 
 // startWallet opens the wallet for the chain with id chainID and mounts the
