@@ -2,42 +2,61 @@ package api
 
 import (
 	"context"
-	"encoding/json"
+	"math"
 
-	"github.com/preconf/preconf/ethjson"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+
 	"github.com/preconf/preconf/rpc"
 )
 
-// capabilityResources are eth_capabilities' resource kinds, in the
-// execution-apis schema's order.
-var capabilityResources = []string{"state", "tx", "logs", "receipts", "blocks", "stateproofs"}
+// capabilitiesJSON is eth_capabilities' answer (execution-apis
+// EthCapabilities): the sealed head and, per resource, what is served.
+type capabilitiesJSON struct {
+	Head struct {
+		Number hexutil.Uint64 `json:"number"`
+		Hash   common.Hash    `json:"hash"`
+	} `json:"head"`
+	State       capabilityJSON `json:"state"`
+	Tx          capabilityJSON `json:"tx"`
+	Logs        capabilityJSON `json:"logs"`
+	Receipts    capabilityJSON `json:"receipts"`
+	Blocks      capabilityJSON `json:"blocks"`
+	StateProofs capabilityJSON `json:"stateproofs"`
+}
 
-// capabilities answers eth_capabilities: the sealed head, and for every
-// resource the oldest block it is served for. The node is an archive: it
-// commits every block's state, indexes every transaction, and keeps every
-// block, receipt and log, so each resource is enabled from genesis and has
-// no delete strategy (the schema's deleteStrategy describes pruning, which
-// this node does not do).
+type capabilityJSON struct {
+	Disabled       bool           `json:"disabled"`
+	OldestBlock    hexutil.Uint64 `json:"oldestBlock"`
+	DeleteStrategy deleteStrategy `json:"deleteStrategy"`
+}
+
+// deleteStrategy is the schema's only strategy: a sliding window of the
+// retentionBlocks most recent blocks.
+type deleteStrategy struct {
+	Type            string         `json:"type"`
+	RetentionBlocks hexutil.Uint64 `json:"retentionBlocks"`
+}
+
+// keepAll is what this node does with every resource: it commits every
+// block's state (archive), indexes every transaction and keeps every block,
+// receipt and log, from genesis on. Expressed in the only strategy the
+// schema has, that is a window of 2^64-1 blocks — one no block number can
+// leave, so nothing is ever deleted. (A router computing the oldest block
+// as head+1-window, floored at 0, gets genesis; go-ethereum and Nethermind
+// omit the strategy instead, which the schema also allows.)
+var keepAll = capabilityJSON{OldestBlock: 0, DeleteStrategy: deleteStrategy{Type: "window", RetentionBlocks: math.MaxUint64}}
+
+// capabilities answers eth_capabilities: the sealed head, and every resource
+// served from genesis and never deleted (keepAll).
 func (a *API) capabilities(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(0); err != nil {
 		return nil, err
 	}
 	head := a.chain.Head()
-	var e ethjson.Encoder
-	e.Buf = make([]byte, 0, 512)
-	e.Open()
-	e.Key("head")
-	e.Open()
-	e.U64("number", head.Number.Uint64())
-	e.Hash("hash", a.hashes.of(head))
-	e.Close()
-	for _, r := range capabilityResources {
-		e.Key(r)
-		e.Open()
-		e.Bool("disabled", false)
-		e.U64("oldestBlock", 0)
-		e.Close()
-	}
-	e.Close()
-	return json.RawMessage(e.Buf), nil
+	var out capabilitiesJSON
+	out.Head.Number = hexutil.Uint64(head.Number.Uint64())
+	out.Head.Hash = a.hashes.of(head)
+	out.State, out.Tx, out.Logs, out.Receipts, out.Blocks, out.StateProofs = keepAll, keepAll, keepAll, keepAll, keepAll, keepAll
+	return &out, nil
 }
