@@ -33,6 +33,13 @@ var DevKeys = []string{
 	"2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6",
 }
 
+// DevMnemonic and DevDerivationPath are where DevKeys come from (key i is
+// DevDerivationPath + i), as anvil and hardhat print them.
+const (
+	DevMnemonic       = "test test test test test test test test test test test junk"
+	DevDerivationPath = "m/44'/60'/0'/0/"
+)
+
 // DevAccounts returns the addresses of DevKeys, in order.
 func DevAccounts() []common.Address {
 	out := make([]common.Address, len(DevKeys))

@@ -31,24 +31,35 @@ func NewFollow(cfg Config, fcfg follower.Config) (*Node, error) {
 	n := &Node{cfg: cfg, log: logger, Pending: new(pending.Source)}
 	n.Metrics, n.rpcMetrics = newRegistry()
 	fcfg.Metrics = n.Metrics
+	if cfg.DataDir != "" { // the wallet registry lives there
+		unlock, err := lockDataDir(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		n.OnClose(unlock)
+	}
 	f, err := follower.New(fcfg, n.Pending)
 	if err != nil {
+		n.Close()
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	err = f.CheckUpstream(ctx)
 	cancel()
 	if err != nil {
+		n.Close()
 		return nil, fmt.Errorf("cannot follow: %w", err)
 	}
 	n.Follower = f
 
 	local, err := n.newRPC(nil)
 	if err != nil {
+		n.Close()
 		return nil, err
 	}
 	methods, err := newMethods(cfg, api.NewWithBackend(f.Backend(), n.Pending))
 	if err != nil {
+		n.Close()
 		return nil, err
 	}
 	methods.SetLogLimits(n.logLimits())

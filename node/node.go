@@ -160,13 +160,22 @@ func New(cfg Config) (*Node, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	n := &Node{cfg: cfg, log: logger, Pending: new(pending.Source)}
+	if cfg.DataDir != "" {
+		unlock, err := lockDataDir(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		n.OnClose(unlock) // released last: closers run newest first
+	}
 	c, err := chain.Open(chain.Config{Dir: cfg.DataDir, Genesis: cfg.Genesis, Logger: logger})
 	if err != nil {
+		n.Close()
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: logger, Chain: c, Pending: new(pending.Source)}
+	n.Chain = c
 	n.Metrics, n.rpcMetrics = newRegistry()
-	n.closers = append(n.closers, c.Close)
+	n.OnClose(c.Close)
 	for _, f := range cfg.Imports {
 		res, err := c.ImportFile(f)
 		if err != nil {

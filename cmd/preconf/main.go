@@ -153,6 +153,11 @@ func runNode(c *cli.Context) error {
 		n.Close()
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
 	}
+	if isDevChain(cfg, n) {
+		if err := devBanner(os.Stdout, cfg, n); err != nil {
+			logger.Warn("start-up banner", "err", err)
+		}
+	}
 	<-sig
 	logger.Info("shutting down")
 	return n.Close()
