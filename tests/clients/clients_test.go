@@ -1,26 +1,20 @@
 // Package clients_test runs real Ethereum clients against a built preconf
-// binary: foundry's cast, viem and ethers v6 (installed by
-// scripts/setup-clients), plus Go checks of the websocket subscriptions and
-// the flashblocks feed end to end. Without the npm tooling the client tests
-// are skipped, except under CI=true, where missing tooling fails.
+// binary: foundry's cast, viem, ethers v6 and web3.js v4 (installed with the
+// Node.js they run on by scripts/setup-clients), plus Go checks of the
+// websocket subscriptions and the flashblocks feed end to end. Without the
+// npm tooling the client tests are skipped, except under CI=true, where
+// missing tooling fails. Tests of behaviour the node does not have yet are
+// in *_phase2_test.go, built only with -tags phase2 (see there).
 package clients_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/big"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,142 +27,13 @@ import (
 	"github.com/preconf/preconf/chain"
 )
 
-// node is the preconf process shared by the tests of this package.
-var node struct {
-	http, ws string
-	err      error
-}
-
-func TestMain(m *testing.M) {
-	stop := startNode()
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
-
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-// startNode builds cmd/preconf and runs it on the dev chain in a temporary
-// datadir, on the first free loopback port of 58561-58580.
-func startNode() (stop func()) {
-	stop = func() {}
-	tmp, err := os.MkdirTemp("", "preconf-clients-")
-	if err != nil {
-		node.err = err
-		return stop
-	}
-	bin := filepath.Join(tmp, "preconf")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
-	build.Dir = repoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		node.err = fmt.Errorf("build preconf: %v\n%s", err, out)
-		return func() { os.RemoveAll(tmp) }
-	}
-	for port := 58561; port <= 58580; port++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue
-		}
-		ln.Close()
-		var logs bytes.Buffer
-		cmd := exec.Command(bin, "--datadir", filepath.Join(tmp, "data"), "--http.port", strconv.Itoa(port), "--log.level", "warn")
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			node.err = err
-			break
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		url := "http://127.0.0.1:" + strconv.Itoa(port)
-		if waitHealthy(url, exited) {
-			node.http, node.ws = url, "ws://127.0.0.1:"+strconv.Itoa(port)
-			return func() {
-				cmd.Process.Signal(syscall.SIGTERM)
-				select {
-				case <-exited:
-				case <-time.After(20 * time.Second):
-					cmd.Process.Kill()
-					<-exited
-				}
-				os.RemoveAll(tmp)
-			}
-		}
-		cmd.Process.Kill()
-		<-exited
-		node.err = fmt.Errorf("preconf on port %d did not become healthy:\n%s", port, logs.String())
-	}
-	if node.err == nil {
-		node.err = fmt.Errorf("no free port in 58561-58580")
-	}
-	return func() { os.RemoveAll(tmp) }
-}
-
-func waitHealthy(url string, exited <-chan struct{}) bool {
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return false
-		default:
-		}
-		if resp, err := http.Get(url + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return true
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return false
-}
-
-func needNode(t *testing.T) {
-	t.Helper()
-	if node.err != nil {
-		t.Fatal(node.err)
-	}
-}
-
-// tool returns an installed tool's path; missing tooling skips the test,
-// except under CI, where it fails.
-func tool(t *testing.T, path, what string) string {
-	t.Helper()
-	if _, err := os.Stat(path); err != nil {
-		msg := fmt.Sprintf("%s not installed (%s): run scripts/setup-clients", what, path)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return path
-}
-
-func devKey(i int) string { return "0x" + chain.DevKeys[i] }
-
-func run(t *testing.T, name string, args []string, env ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = filepath.Join(repoRoot(), "tests", "clients")
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // cast send with dev key 0, then cast balance --block pending sees it.
 func TestCast(t *testing.T) {
 	needNode(t)
-	cast := tool(t, filepath.Join(repoRoot(), "tests/clients/node_modules/@foundry-rs/cast-linux-amd64/bin/cast"), "cast")
+	cast := castBin(t)
 	to := "0x00000000000000000000000000000000000000c0"
 	balance := func() *big.Int {
-		out := strings.TrimSpace(run(t, cast, []string{"balance", "--block", "pending", "--rpc-url", node.http, to}))
+		out := strings.TrimSpace(run(t, cast, []string{"balance", "--block", "pending", "--rpc-url", shared.http, to}))
 		v, ok := new(big.Int).SetString(out, 10)
 		if !ok {
 			t.Fatalf("cast balance printed %q", out)
@@ -176,7 +41,7 @@ func TestCast(t *testing.T) {
 		return v
 	}
 	before := balance()
-	out := run(t, cast, []string{"send", "--rpc-url", node.http, "--private-key", devKey(0), to, "--value", "12345"})
+	out := run(t, cast, []string{"send", "--rpc-url", shared.http, "--private-key", devKey(0), to, "--value", "12345"})
 	if !regexpLine(out, "status", "1 (success)") {
 		t.Fatalf("cast send did not report success:\n%s", out)
 	}
@@ -194,20 +59,10 @@ func regexpLine(out, key, value string) bool {
 	return false
 }
 
-// viem and ethers v6 test files under node's test runner.
+// viem, ethers v6 and web3.js v4 test files under Node's test runner.
 func TestNodeClients(t *testing.T) {
-	needNode(t)
-	nodeBin, err := exec.LookPath("node")
-	if err != nil {
-		nodeBin = "/usr/bin/node"
-	}
-	tool(t, nodeBin, "node")
-	tool(t, filepath.Join(repoRoot(), "tests/clients/node_modules/viem/package.json"), "viem")
-	tool(t, filepath.Join(repoRoot(), "tests/clients/node_modules/ethers/package.json"), "ethers")
-	out := run(t, nodeBin, []string{"--test", "--test-concurrency=1", "viem.test.mjs", "ethers.test.mjs"},
-		"PRECONF_HTTP_URL="+node.http, "PRECONF_WS_URL="+node.ws, "PRECONF_CHAIN_ID="+strconv.Itoa(chain.DevChainID),
-		"PRECONF_KEY_VIEM="+devKey(1), "PRECONF_KEY_ETHERS="+devKey(2))
-	t.Logf("node --test:\n%s", out)
+	nodeTests(t, needNode(t), []string{"viem.test.mjs", "ethers.test.mjs", "web3.test.mjs"},
+		map[string]int{"VIEM": 1, "ETHERS": 2, "WEB3": 5})
 }
 
 // wsConn is a minimal JSON-RPC websocket client.
@@ -268,7 +123,7 @@ func sendRaw(t *testing.T, tx *types.Transaction) {
 	t.Helper()
 	raw, _ := tx.MarshalBinary()
 	body := `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["` + hexutil.Encode(raw) + `"]}`
-	resp, err := http.Post(node.http, "application/json", strings.NewReader(body))
+	resp, err := http.Post(shared.http, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +140,7 @@ func sendRaw(t *testing.T, tx *types.Transaction) {
 func nonceAt(t *testing.T, addr common.Address) uint64 {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionCount","params":["` + addr.Hex() + `","pending"]}`
-	resp, err := http.Post(node.http, "application/json", strings.NewReader(body))
+	resp, err := http.Post(shared.http, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,12 +160,12 @@ func nonceAt(t *testing.T, addr common.Address) uint64 {
 // then arrives on newHeads.
 func TestStreamsEndToEnd(t *testing.T) {
 	needNode(t)
-	rpcWS := dialWS(t, node.ws)
+	rpcWS := dialWS(t, shared.ws)
 	txSub := rpcWS.subscribe(`["newFlashblockTransactions", true]`)
 	blockSub := rpcWS.subscribe(`["newFlashblocks"]`)
 	poolSub := rpcWS.subscribe(`["newPendingTransactions"]`)
 	headSub := rpcWS.subscribe(`["newHeads"]`)
-	feedWS := dialWS(t, node.ws+"/flashblocks")
+	feedWS := dialWS(t, shared.ws+"/flashblocks")
 	feedWS.next(60 * time.Second) // registered: flashblocks come every interval, empty or not
 
 	key, _ := crypto.HexToECDSA(chain.DevKeys[3])
@@ -401,7 +256,7 @@ func TestStreamsEndToEnd(t *testing.T) {
 	}
 
 	// Brotli feed: binary frames that decompress to the JSON messages.
-	br := dialWS(t, node.ws+"/flashblocks?compress=brotli")
+	br := dialWS(t, shared.ws+"/flashblocks?compress=brotli")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	go func() { // make sure some flashblock carries something
@@ -411,7 +266,7 @@ func TestStreamsEndToEnd(t *testing.T) {
 		})
 		raw2, _ := tx2.MarshalBinary()
 		body := `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["` + hexutil.Encode(raw2) + `"]}`
-		if resp, err := http.Post(node.http, "application/json", strings.NewReader(body)); err == nil {
+		if resp, err := http.Post(shared.http, "application/json", strings.NewReader(body)); err == nil {
 			resp.Body.Close()
 		}
 	}()
@@ -429,7 +284,7 @@ func TestStreamsEndToEnd(t *testing.T) {
 func TestLogsEndToEnd(t *testing.T) {
 	needNode(t)
 	topic := crypto.Keccak256Hash([]byte("preconf clients test"), []byte(time.Now().String()))
-	w := dialWS(t, node.ws)
+	w := dialWS(t, shared.ws)
 	pendingSub := w.subscribe(`["pendingLogs", {"topics":["` + topic.Hex() + `"]}]`)
 	logsSub := w.subscribe(`["logs", {"topics":["` + topic.Hex() + `"]}]`)
 	headSub := w.subscribe(`["newHeads"]`)
