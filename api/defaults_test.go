@@ -97,7 +97,7 @@ func TestParseCallDefault(t *testing.T) {
 			t.Errorf("%s: %v %v", s, ref, err)
 		}
 	}
-	for _, s := range []string{"", "safe", "0x1", "pendingRef"} {
+	for _, s := range []string{"", "safe", "0x1", "Pending"} {
 		if _, err := ParseCallDefault(s); err == nil {
 			t.Errorf("%q accepted", s)
 		}
