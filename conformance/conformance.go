@@ -151,16 +151,25 @@ func NewClient() *http.Client { return &http.Client{Timeout: 60 * time.Second} }
 
 // Compare returns "" when got matches want under the rpc-compat rules.
 func Compare(want, got []byte) string {
-	w, err := decode(want)
-	if err != nil {
-		return "bad expected JSON: " + err.Error()
-	}
-	g, err := decode(got)
-	if err != nil {
-		return fmt.Sprintf("response is not JSON (%v): %.200s", err, got)
+	w, g, bad := decodeBoth(want, got)
+	if bad != "" {
+		return bad
 	}
 	stripMessages(w, g)
 	return diff(w, g, "$")
+}
+
+// decodeBoth decodes an expected and a received answer, or says why not.
+func decodeBoth(want, got []byte) (w, g any, bad string) {
+	w, err := decode(want)
+	if err != nil {
+		return nil, nil, "bad expected JSON: " + err.Error()
+	}
+	g, err = decode(got)
+	if err != nil {
+		return nil, nil, fmt.Sprintf("response is not JSON (%v): %.200s", err, got)
+	}
+	return w, g, ""
 }
 
 // decode keeps numbers exact (json.Number) so that large integers compare

@@ -12,13 +12,9 @@ import (
 // JSON type, at every depth (arrays by their first element). Values are not
 // compared, and got may have members want lacks.
 func Shape(want, got []byte) string {
-	w, err := decode(want)
-	if err != nil {
-		return "bad expected JSON: " + err.Error()
-	}
-	g, err := decode(got)
-	if err != nil {
-		return fmt.Sprintf("response is not JSON (%v): %.200s", err, got)
+	w, g, bad := decodeBoth(want, got)
+	if bad != "" {
+		return bad
 	}
 	wm, ok1 := w.(map[string]any)
 	gm, ok2 := g.(map[string]any)
