@@ -152,17 +152,6 @@ func (n *preconfNode) stop() {
 	}
 }
 
-// startNode starts a node for one test, stopped when the test ends.
-func startNode(t *testing.T, args ...string) *preconfNode {
-	t.Helper()
-	n, err := startPreconf(args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.stop)
-	return n
-}
-
 // needNode returns the shared node.
 func needNode(t *testing.T) *preconfNode {
 	t.Helper()

@@ -98,3 +98,14 @@ func TestPhase2ManualMining(t *testing.T) {
 	}
 	nodeTests(t, n, []string{"mining.phase2.test.mjs"}, map[string]int{"VIEM": 1, "ETHERS": 2})
 }
+
+// startNode starts a node for one test, stopped when the test ends.
+func startNode(t *testing.T, args ...string) *preconfNode {
+	t.Helper()
+	n, err := startPreconf(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.stop)
+	return n
+}
