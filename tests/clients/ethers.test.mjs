@@ -17,7 +17,10 @@ function withTimeout(promise, ms, what) {
 }
 
 test('ethers v6: sendTransaction, wait, getBalance(addr, "pending")', async () => {
-  const provider = new JsonRpcProvider(url, network, { staticNetwork: network, pollingInterval: 100 });
+  // cacheTimeout -1: ethers shares identical requests made within 250 ms,
+  // so the second getBalance at "pending" would return the first one's
+  // answer when the pre-confirmation comes sooner (ethers issue #4549).
+  const provider = new JsonRpcProvider(url, network, { staticNetwork: network, pollingInterval: 100, cacheTimeout: -1 });
   const wallet = new Wallet(process.env.PRECONF_KEY_ETHERS, provider);
   const before = await provider.getBalance(to, 'pending');
   const tx = await wallet.sendTransaction({ to, value: 777n });
@@ -30,7 +33,7 @@ test('ethers v6: sendTransaction, wait, getBalance(addr, "pending")', async () =
 });
 
 test('ethers v6 WebSocketProvider: pending transactions and blocks', async () => {
-  const ws = new WebSocketProvider(wsUrl, network, { staticNetwork: network });
+  const ws = new WebSocketProvider(wsUrl, network, { staticNetwork: network, cacheTimeout: -1 });
   const wallet = new Wallet(process.env.PRECONF_KEY_ETHERS, ws);
   const seen = new Set();
   let wanted = null;
