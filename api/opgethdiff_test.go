@@ -11,6 +11,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/preconf/preconf/internal/tools"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/opstack/testchain"
 )
@@ -26,12 +28,11 @@ import (
 // deposits, one failing, user transactions paying the L1 and operator fees).
 //
 // It needs op-geth's geth, built from the module go.mod replaces go-ethereum
-// with: PRECONF_OPGETH=$(go run ./bench -install op-geth).
+// with (tools.OpGethForTest: $PRECONF_OPGETH, or the one
+// `go run ./bench -install op-geth` keeps in ~/.cache/preconf-bench/bin,
+// built there under CI=true).
 func TestDiffAgainstOpGeth(t *testing.T) {
-	bin := os.Getenv("PRECONF_OPGETH")
-	if bin == "" {
-		t.Skip("PRECONF_OPGETH not set (PRECONF_OPGETH=$(go run ./bench -install op-geth))")
-	}
+	bin := tools.OpGethForTest(t)
 	tc, err := testchain.DevL2(6, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -41,3 +41,20 @@ func (l testLog) Write(p []byte) (int, error) {
 	l.tb.Logf("%s", p)
 	return len(p), nil
 }
+
+// OpGethForTest returns the op-geth a differential test compares with:
+// $PRECONF_OPGETH when set, else the one built from the module go.mod
+// replaces go-ethereum with, cached in DefaultCache (built first under
+// CI=true; run from a package directory of the repository). Elsewhere a
+// missing op-geth skips the test.
+func OpGethForTest(tb testing.TB) string {
+	tb.Helper()
+	if bin := os.Getenv("PRECONF_OPGETH"); bin != "" {
+		return bin
+	}
+	bin, err := OpGeth(".", DefaultCache(), os.Getenv("CI") == "true", testLog{tb})
+	if err != nil {
+		Missing(tb, fmt.Sprintf("%v: set PRECONF_OPGETH, or build it with `go run ./bench -install op-geth`", err))
+	}
+	return bin
+}
