@@ -1,6 +1,7 @@
 package follower_test
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/follower"
 	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/follower/remote"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/pending"
 )
@@ -77,8 +79,15 @@ type checker struct {
 	name     string
 	compared atomic.Int64
 	withTxs  atomic.Int64
-	mu       sync.Mutex
-	errs     []error
+	// outage is set while the test keeps the follower's upstream down: a
+	// snapshot published before it but checked during it (the checker lags
+	// under load) cannot be read back where the follower has not cached it
+	// yet; such a read fails with remote.ErrUnavailable, which is no
+	// divergence, and is counted in unverified instead.
+	outage     atomic.Bool
+	unverified atomic.Int64
+	mu         sync.Mutex
+	errs       []error
 }
 
 func (c *checker) fail(err error) {
@@ -124,6 +133,10 @@ func check(t *testing.T, name string, src *pending.Source, seq *recorder) *check
 				}
 			}
 			if err := sameState(s.State, want.State); err != nil {
+				if c.outage.Load() && errors.Is(err, remote.ErrUnavailable) {
+					c.unverified.Add(1)
+					continue
+				}
 				c.fail(fmt.Errorf("%s: block %d flashblock %d: %w", name, s.Header.Number, s.Index, err))
 				continue
 			}
@@ -274,6 +287,7 @@ func TestFollowersMatchSequencer(t *testing.T) {
 	waitFor(t, "follower1 to match after the feed restart", 60*time.Second, func() bool { return c1.withTxs.Load() >= mark+5 })
 
 	// 4. the upstream dies and comes back
+	c1.outage.Store(true)
 	up.down.Store(true)
 	waitFor(t, "a clear upstream error", 30*time.Second, func() bool {
 		return strings.Contains(f1.Status().UpstreamError, "upstream unavailable")
@@ -290,6 +304,8 @@ func TestFollowersMatchSequencer(t *testing.T) {
 	})
 	up.down.Store(false)
 	waitFor(t, "the upstream error to clear", 30*time.Second, func() bool { return f1.Status().UpstreamError == "" })
+	c1.outage.Store(false)
+	t.Logf("follower1: %d snapshots not verifiable during the upstream outage", c1.unverified.Load())
 	mark = c1.withTxs.Load()
 	waitFor(t, "follower1 to match after the upstream restart", 60*time.Second, func() bool { return c1.withTxs.Load() >= mark+5 })
 
