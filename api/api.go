@@ -26,6 +26,7 @@ type API struct {
 	logLimits   LogLimits        // eth_getLogs caps (api/logs.go)
 	op          bool             // an OP-stack chain: op-geth's transaction and receipt fields
 	callDefault ethjson.BlockRef // eth_call's block when omitted (api/defaults.go)
+	poolNonces  PoolNonces       // pool nonces at "pending" (api/nonce.go)
 }
 
 // New returns the API over a chain and (optionally) a pending source.

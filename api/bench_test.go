@@ -7,12 +7,15 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/txpool"
 )
 
 // Micro-benchmarks of the state-read hot path (allocations reported): the
@@ -134,6 +137,7 @@ func BenchmarkReadHandlers(b *testing.B) {
 		{"getBalance/latest", a.getBalance, rawParams(addr, `"latest"`)},
 		{"getBalance/pending", a.getBalance, rawParams(addr, `"pending"`)},
 		{"getStorageAt/pending", a.getStorageAt, rawParams(contract, `"0x3"`, `"pending"`)},
+		{"getTransactionCount/pending", a.getTransactionCount, rawParams(addr, `"pending"`)},
 		{"blockNumber", a.blockNumber, nil},
 	}
 	run := func(b *testing.B, suffix string) {
@@ -151,4 +155,34 @@ func BenchmarkReadHandlers(b *testing.B) {
 	run(b, "")
 	publishOverHead(b, src, c)
 	run(b, "/with-snapshot")
+	// With the sequencer's pool answering pool nonces (one pooled
+	// transaction of the sender read), as a dev node serves them.
+	a.SetPoolNonces(benchPool(b, c))
+	run(b, "/with-snapshot-and-pool")
+}
+
+// benchPool is a transaction pool over the chain's head holding one
+// transaction of the first dev account.
+func benchPool(b *testing.B, c *chain.Chain) *txpool.Pool {
+	b.Helper()
+	pool := txpool.New(txpool.DefaultConfig, c.Config(), func() (*types.Header, state.Reader, error) {
+		head := c.Head()
+		r, err := c.StateReader(head.Root)
+		return head, r, err
+	})
+	key, err := crypto.HexToECDSA(chain.DevKeys[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	to := common.HexToAddress("0xdead")
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(c.Config().ChainID), &types.DynamicFeeTx{
+		ChainID: c.Config().ChainID, Gas: 21000, GasFeeCap: big.NewInt(1e11), GasTipCap: big.NewInt(1), To: &to,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Add(tx); err != nil {
+		b.Fatal(err)
+	}
+	return pool
 }

@@ -84,14 +84,34 @@ func (a *API) getTransactionCount(_ context.Context, p rpc.Params) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	acct, err := readAccount(r, addr)
+	nonce, err := readNonce(r, addr)
 	if err != nil {
 		return nil, err
 	}
-	if acct == nil {
-		return hexutil.Uint64(0), nil
+	if ref.Tag == ethjson.TagPending && a.poolNonces != nil {
+		nonce = a.poolNonces.PendingNonce(addr, nonce)
 	}
-	return hexutil.Uint64(acct.Nonce), nil
+	return json.RawMessage(ethjson.AppendU64(make([]byte, 0, 20), nonce)), nil
+}
+
+// readNonce is the account's nonce (0 when it does not exist), from the read
+// cache without copying the account when r has one.
+func readNonce(r state.Reader, addr common.Address) (uint64, error) {
+	if cr, ok := r.(*cachingReader); ok {
+		e, err := cr.account(addr)
+		if err != nil {
+			return 0, readAccountError(addr, err)
+		}
+		if e.acct == nil {
+			return 0, nil
+		}
+		return e.acct.Nonce, nil
+	}
+	acct, err := readAccount(r, addr)
+	if err != nil || acct == nil {
+		return 0, err
+	}
+	return acct.Nonce, nil
 }
 
 func (a *API) getCode(_ context.Context, p rpc.Params) (any, error) {

@@ -309,6 +309,7 @@ func (n *Node) startSequencer(reads *api.API) error {
 	}
 	n.Sequencer = seq
 	n.OnClose(seq.Stop)
+	reads.SetPoolNonces(seq.Pool())
 	seq.Register(n.RPC, reads, reads)
 	return nil
 }

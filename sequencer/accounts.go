@@ -63,7 +63,7 @@ func (a *API) buildTx(ctx context.Context, args *txArgs) (*types.Transaction, er
 		if acct, err := st.Account(*args.From); err == nil && acct != nil {
 			stateNonce = acct.Nonce
 		}
-		f.nonce = a.s.pool.NextNonce(*args.From, stateNonce)
+		f.nonce = a.s.pool.PendingNonce(*args.From, stateNonce)
 	}
 	if args.Value != nil {
 		f.value = args.Value.ToInt()

@@ -129,22 +129,27 @@ func (s *Sequencer) flashblock() error {
 	b := s.blk
 	start := time.Now()
 	first := len(b.txs)
-	drop := s.fill(b)
+	stale, invalid := s.fill(b)
 	s.stats.LastBuild.Store(int64(time.Since(start)))
 	if err := s.publish(b, first, true); err != nil {
 		return err
 	}
-	included := make([]common.Hash, 0, len(b.txs)-first+len(drop))
+	// Out of the pool only now that the flashblock is published: a pending
+	// state without these transactions meets their pool nonces (txpool's
+	// nonce table), never a pool without them.
+	done := make([]common.Hash, 0, len(b.txs)-first+len(stale))
 	for _, tx := range b.txs[first:] {
-		included = append(included, tx.Hash())
+		done = append(done, tx.Hash())
 	}
-	s.pool.Remove(append(included, drop...)...)
+	s.pool.Remove(append(done, stale...)...)
+	s.pool.Drop(invalid...)
 	return nil
 }
 
 // fill applies the pool's candidates to b, best tip first, until none fits.
-// It returns the transactions to drop from the pool (stale or unexecutable).
-func (s *Sequencer) fill(b *openBlock) (drop []common.Hash) {
+// It returns the transactions to take out of the pool: stale ones (their
+// nonce was executed) and invalid ones (they cannot execute).
+func (s *Sequencer) fill(b *openBlock) (stale, invalid []common.Hash) {
 	h := &runHeap{runs: s.pool.Candidates(b.statedb.GetNonce), baseFee: b.header.BaseFee}
 	heap.Init(h)
 	for h.Len() > 0 {
@@ -159,7 +164,7 @@ func (s *Sequencer) fill(b *openBlock) (drop []common.Hash) {
 		switch {
 		case err == nil:
 		case errors.Is(err, core.ErrNonceTooLow):
-			drop = append(drop, e.Tx.Hash())
+			stale = append(stale, e.Tx.Hash())
 		case errors.Is(err, core.ErrNonceTooHigh), errors.Is(err, core.ErrGasLimitReached):
 			s.log.Debug("transaction waits", "hash", e.Tx.Hash(), "err", err)
 			heap.Pop(h)
@@ -168,7 +173,7 @@ func (s *Sequencer) fill(b *openBlock) (drop []common.Hash) {
 			// Invalid now (e.g. funds spent by an earlier transaction): drop
 			// it; the sender's later nonces wait for a replacement.
 			s.log.Debug("dropping unexecutable transaction", "hash", e.Tx.Hash(), "err", err)
-			drop = append(drop, e.Tx.Hash())
+			invalid = append(invalid, e.Tx.Hash())
 			heap.Pop(h)
 			continue
 		}
@@ -179,7 +184,7 @@ func (s *Sequencer) fill(b *openBlock) (drop []common.Hash) {
 			heap.Fix(h, 0)
 		}
 	}
-	return drop
+	return stale, invalid
 }
 
 // apply executes one transaction on the open block and adds it to the

@@ -23,7 +23,7 @@ func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
 			return res, err
 		}
 		if err := s.wal.Append(&record{Kind: recAdmit, Entries: [][]byte{raw}}); err != nil {
-			s.pool.Remove(tx.Hash())
+			s.pool.Drop(tx.Hash())
 			return res, fmt.Errorf("journal transaction: %w", err)
 		}
 	}

@@ -305,8 +305,25 @@ func (s *Sequencer) rollover() error {
 	if err := s.chain.Flush(root); err != nil {
 		return err
 	}
+	s.sweepNonces(root)
 	if s.wal != nil {
 		return s.wal.Rotate(s.walContent)
 	}
 	return nil
+}
+
+// sweepNonces lets the pool forget the pool nonces of senders the sealed
+// state at root has caught up with.
+func (s *Sequencer) sweepNonces(root common.Hash) {
+	r, err := s.chain.StateReader(root)
+	if err != nil {
+		s.log.Warn("pool nonce sweep skipped", "err", err)
+		return
+	}
+	s.pool.Sweep(func(addr common.Address) uint64 {
+		if acct, err := r.Account(addr); err == nil && acct != nil {
+			return acct.Nonce
+		}
+		return 0
+	})
 }

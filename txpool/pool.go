@@ -61,6 +61,8 @@ type Pool struct {
 	all      map[common.Hash]*Entry
 	accounts map[common.Address]*account
 	seq      uint64
+
+	nonces *nonceTable // pool nonces, under their own lock (nonce.go)
 }
 
 // Entry is a pooled transaction with its sender and arrival order.
@@ -94,6 +96,7 @@ func New(cfg Config, chain *params.ChainConfig, env Env) *Pool {
 		signer:   types.LatestSignerForChainID(chain.ChainID),
 		all:      make(map[common.Hash]*Entry),
 		accounts: make(map[common.Address]*account),
+		nonces:   newNonceTable(),
 	}
 }
 
@@ -108,8 +111,9 @@ type Result struct {
 	// Queued is true when the nonce is above the next executable one (a gap):
 	// the transaction waits until the gap is filled.
 	Queued bool
-	// NextNonce is the sender's next executable nonce counting the pending
-	// state and the pool's executable transactions.
+	// NextNonce is the sender's pool nonce after the addition: the next
+	// executable nonce counting the pending state and the pool's executable
+	// transactions (see PendingNonce).
 	NextNonce uint64
 	// Replaced is the transaction this one replaced, if any.
 	Replaced *types.Transaction
@@ -209,7 +213,9 @@ func (p *Pool) Add(tx *types.Transaction) (Result, error) {
 	acct.txs[tx.Nonce()] = e
 	acct.spent.Add(acct.spent, cost)
 	p.all[hash] = e
-	res.NextNonce = nonce
+	// The walk starts past what the sender already has executable, which
+	// the pending state read above may not show yet (executed since).
+	res.NextNonce = p.PendingNonce(from, nonce)
 	for {
 		if _, ok := acct.txs[res.NextNonce]; !ok {
 			break
@@ -217,6 +223,7 @@ func (p *Pool) Add(tx *types.Transaction) (Result, error) {
 		res.NextNonce++
 	}
 	res.Queued = tx.Nonce() > res.NextNonce
+	p.nonces.raise(from, res.NextNonce)
 	return res, nil
 }
 
@@ -268,23 +275,6 @@ func (p *Pool) Len() int {
 	return len(p.all)
 }
 
-// NextNonce is the nonce a new transaction of addr should use: the pending
-// state's nonce, past any contiguous pooled transactions.
-func (p *Pool) NextNonce(addr common.Address, stateNonce uint64) uint64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := stateNonce
-	if acct := p.accounts[addr]; acct != nil {
-		for {
-			if _, ok := acct.txs[n]; !ok {
-				break
-			}
-			n++
-		}
-	}
-	return n
-}
-
 // Candidates returns, per sender, the pooled transactions that are
 // executable on top of nonceOf (contiguous nonces from the sender's current
 // one), in nonce order. Stale transactions (nonce below nonceOf) are dropped.
@@ -311,8 +301,16 @@ func (p *Pool) Candidates(nonceOf func(common.Address) uint64) [][]*Entry {
 	return out
 }
 
-// Remove drops transactions by hash (executed or invalid).
-func (p *Pool) Remove(hashes ...common.Hash) {
+// Remove takes executed transactions (or ones whose nonce was executed) out
+// of the pool: their senders' pool nonces stay where they are.
+func (p *Pool) Remove(hashes ...common.Hash) { p.remove(false, hashes) }
+
+// Drop takes transactions that will not be executed out of the pool
+// (invalid, or not made durable): each one's nonce is its sender's next
+// again, and the sender's later transactions wait for it (queued).
+func (p *Pool) Drop(hashes ...common.Hash) { p.remove(true, hashes) }
+
+func (p *Pool) remove(lower bool, hashes []common.Hash) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, h := range hashes {
@@ -322,6 +320,9 @@ func (p *Pool) Remove(hashes ...common.Hash) {
 		}
 		if acct := p.accounts[e.From]; acct != nil {
 			p.removeLocked(e.From, acct, e)
+		}
+		if lower {
+			p.nonces.lower(e.From, e.Tx.Nonce())
 		}
 	}
 }

@@ -29,6 +29,7 @@ type fixture struct {
 	poor   *ecdsa.PrivateKey
 	head   *types.Header
 	signer types.Signer
+	base   Env // the pending state described below
 }
 
 // newFixture: the dev chain config, a pending state where key's account has
@@ -57,7 +58,7 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	}
 	head := &types.Header{Number: big.NewInt(5), Time: 100, GasLimit: 30_000_000, BaseFee: big.NewInt(params.GWei), Difficulty: new(big.Int)}
 	env := func() (*types.Header, state.Reader, error) { return head, reader, nil }
-	f := &fixture{cfg: genesis.Config, key: key, poor: poor, head: head, signer: types.LatestSignerForChainID(genesis.Config.ChainID)}
+	f := &fixture{cfg: genesis.Config, key: key, poor: poor, head: head, signer: types.LatestSignerForChainID(genesis.Config.ChainID), base: env}
 	f.pool = New(cfg, genesis.Config, env)
 	return f
 }
@@ -189,8 +190,8 @@ func TestQueueReplaceAndLimits(t *testing.T) {
 	if f.pool.Has(repl.Hash()) {
 		t.Error("executed transaction still pooled after Candidates with a higher nonce")
 	}
-	if got := f.pool.NextNonce(from, 4); got != 4 {
-		t.Errorf("next nonce %d, want 4 (5 is queued behind a gap)", got)
+	if got := f.pool.PendingNonce(from, 4); got != 4 {
+		t.Errorf("pool nonce %d, want 4 (5 is queued behind a gap)", got)
 	}
 }
 

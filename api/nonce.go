@@ -1,0 +1,18 @@
+package api
+
+import "github.com/ethereum/go-ethereum/common"
+
+// PoolNonces gives a sender's pool nonce: the nonce its next transaction
+// should use, past its transactions executed on a pending state whose nonce
+// for it is stateNonce and past its contiguous pooled ones (*txpool.Pool).
+// It must be cheap and must not wait for the sequencer: eth_getTransactionCount
+// at "pending" is read before every send.
+type PoolNonces interface {
+	PendingNonce(addr common.Address, stateNonce uint64) uint64
+}
+
+// SetPoolNonces makes eth_getTransactionCount at "pending" answer the pool
+// nonce, as go-ethereum does, so that transactions sent back to back get
+// consecutive nonces while they wait in the pool for the next flashblock.
+// Call it before serving.
+func (a *API) SetPoolNonces(p PoolNonces) { a.poolNonces = p }
