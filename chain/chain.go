@@ -132,11 +132,24 @@ func (c *Chain) Genesis() *types.Block { return c.bc.Genesis() }
 // Head is the newest sealed block's header.
 func (c *Chain) Head() *types.Header { return c.bc.CurrentBlock() }
 
-// Safe is the safe block's header, or nil when none is marked.
-func (c *Chain) Safe() *types.Header { return c.bc.CurrentSafeBlock() }
+// Safe is the safe block's header: the one marked (SetSafe, Import), or
+// genesis while none is. A chain's first block is settled by definition, and
+// "safe" is then never an error (anvil answers it from block 0 too).
+func (c *Chain) Safe() *types.Header {
+	if h := c.bc.CurrentSafeBlock(); h != nil {
+		return h
+	}
+	return c.bc.Genesis().Header()
+}
 
-// Finalized is the finalized block's header, or nil when none is marked.
-func (c *Chain) Finalized() *types.Header { return c.bc.CurrentFinalBlock() }
+// Finalized is the finalized block's header: the one marked (SetFinalized,
+// Import), or genesis while none is.
+func (c *Chain) Finalized() *types.Header {
+	if h := c.bc.CurrentFinalBlock(); h != nil {
+		return h
+	}
+	return c.bc.Genesis().Header()
+}
 
 // SetSafe marks h safe; SetFinalized marks it finalized (persisted).
 func (c *Chain) SetSafe(h *types.Header)      { c.bc.SetSafe(h) }

@@ -178,3 +178,21 @@ func TestDevGenesis(t *testing.T) {
 		}
 	}
 }
+
+// TestSafeFinalizedDefaultGenesis: a chain nobody marked answers genesis for
+// safe and finalized (never "not found"); a mark replaces it.
+func TestSafeFinalizedDefaultGenesis(t *testing.T) {
+	c, err := Open(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	genesis := c.Genesis().Hash()
+	if s, f := c.Safe(), c.Finalized(); s == nil || f == nil || s.Hash() != genesis || f.Hash() != genesis {
+		t.Fatalf("fresh chain: safe %v finalized %v, want genesis %v", s, f, genesis)
+	}
+	c.SetSafe(c.Head())
+	if c.Safe().Hash() != c.Head().Hash() {
+		t.Error("SetSafe not reflected")
+	}
+}

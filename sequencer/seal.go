@@ -39,8 +39,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	}
 	s.prevLogged = append(b.logged, sealRec)
 	s.blk = nil
-	s.chain.SetSafe(s.lagged(n, s.cfg.SafeLag))
-	s.chain.SetFinalized(s.lagged(n, s.cfg.FinalizedLag))
+	s.settle(n)
 	d := time.Since(start)
 	s.stats.LastSeal.Store(int64(d))
 	if int64(d) > s.stats.MaxSeal.Load() {
@@ -81,6 +80,19 @@ func (s *Sequencer) finalise(b *openBlock) (*types.Block, error) {
 		body.Withdrawals = make([]*types.Withdrawal, 0)
 	}
 	return types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil), s.config), nil
+}
+
+// settle moves the safe and finalized markers to the blocks SafeLag and
+// FinalizedLag below block n (genesis while the chain is shorter), never
+// back: an imported chain's head, which the import marks as both, stays
+// safe and finalized until the lags pass it.
+func (s *Sequencer) settle(n uint64) {
+	if h := s.lagged(n, s.cfg.SafeLag); h != nil && h.Number.Cmp(s.chain.Safe().Number) > 0 {
+		s.chain.SetSafe(h)
+	}
+	if h := s.lagged(n, s.cfg.FinalizedLag); h != nil && h.Number.Cmp(s.chain.Finalized().Number) > 0 {
+		s.chain.SetFinalized(h)
+	}
 }
 
 // lagged is the header lag blocks below n (genesis while n is smaller).

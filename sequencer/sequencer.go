@@ -164,6 +164,7 @@ func (s *Sequencer) Start() error {
 	if err := s.recover(recs); err != nil {
 		return fmt.Errorf("wal recovery: %w", err)
 	}
+	s.settle(s.chain.Head().Number.Uint64())
 	if s.blk == nil {
 		if err := s.openNext(nil); err != nil {
 			return err
