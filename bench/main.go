@@ -69,7 +69,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.NoInstall, "no-install", false, "do not install missing peers (report them missing)")
 	fs.BoolVar(&o.Profile, "profile", false, "collect a CPU profile of preconf during each workload of the last round (into -out)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the scratch dir (node logs and data) after the run")
-	fs.BoolVar(&o.Sequencer, "preconf-sequencer", false, "run preconf with its sequencer (2 s blocks, 200 ms flashblocks) instead of --block-time 0, so pending reads are served from live pending snapshots")
+	fs.BoolVar(&o.Sequencer, "preconf-sequencer", false, "run preconf with its sequencer (2 s blocks, 200 ms flashblocks) instead of --no-sequencer, so pending reads are served from live pending snapshots")
 	addLatencyFlags(fs) // -preconf-latency and its options (preconf_latency.go)
 	addFollowFlags(fs)  // -follow and its options (follow.go)
 	list := fs.Bool("list", false, "list the workloads and exit")

@@ -76,7 +76,7 @@ var nodeKinds = map[string]nodeKind{
 			if !e.sequencer {
 				// No blocks, no pending snapshot: "pending" reads resolve
 				// to the genesis state, as on the peers.
-				a = append(a, "--block-time", "0")
+				a = append(a, "--no-sequencer")
 			}
 			if e.pprof {
 				a = append(a, "--pprof", "--pprof.addr", fmt.Sprintf("127.0.0.1:%d", portPprof))

@@ -184,7 +184,7 @@ func (r *report) markdown() string {
 	if o.Sequencer {
 		fmt.Fprintf(&b, "preconf runs its sequencer (2 s blocks, 200 ms flashblocks): its pending reads are served from live pending snapshots.\n")
 	} else {
-		fmt.Fprintf(&b, "No node produces blocks (preconf --block-time 0): every node serves the same genesis state at latest and pending.\n")
+		fmt.Fprintf(&b, "No node produces blocks (preconf --no-sequencer): every node serves the same genesis state at latest and pending.\n")
 	}
 	fmt.Fprintf(&b, "Medians over rounds; ratio = preconf req/s ÷ peer req/s (> 1: preconf faster).\n\n")
 	var vers []string

@@ -62,10 +62,15 @@ type Config struct {
 	// (default 10 s).
 	ShutdownTimeout time.Duration
 
-	BlockTime time.Duration // 0: never seal new blocks (no sequencer)
+	// BlockTime seals a block this often. 0: with ManualMining, a sequencer
+	// that seals only when asked (evm_mine, anvil_mine); without, none at
+	// all: the chain is served as imported and transactions are refused.
+	BlockTime    time.Duration
+	ManualMining bool
 
-	// Sequencer configures flashblocks and sealing when BlockTime > 0
-	// (BlockTime, WALPath and Logger are filled in by New).
+	// Sequencer configures flashblocks, sealing and the pool when there is
+	// a sequencer (BlockTime, Manual, WALPath and Logger are filled in by
+	// New).
 	Sequencer sequencer.Config
 
 	// Simulate sets eth_call/eth_estimateGas/eth_createAccessList/
@@ -92,7 +97,7 @@ type Node struct {
 	Chain   *chain.Chain
 	Pending *pending.Source
 	RPC     *rpc.Server
-	// Sequencer builds flashblocks and blocks (nil with BlockTime 0).
+	// Sequencer builds flashblocks and blocks (nil without one).
 	Sequencer *sequencer.Sequencer
 	Wallet    *wallet.Wallet
 	Web       *web.Site // the page on "/" for browsers, /chain.json, /wallet/…
@@ -285,18 +290,20 @@ func (n *Node) startWallet(chainID *big.Int) error {
 	return nil
 }
 
-// startSequencer starts block production when BlockTime > 0 (after WAL
-// recovery, so the pending state is complete before anyone can read it);
-// otherwise transaction intake answers that this node does not sequence.
-// reads gives the intake methods eth_getTransactionReceipt's receipts and
-// eth_estimateGas's estimates.
+// startSequencer starts block production when BlockTime > 0 or
+// ManualMining is set (after WAL recovery, so the pending state is complete
+// before anyone can read it); otherwise transaction intake answers that this
+// node does not sequence. reads gives the intake methods
+// eth_getTransactionReceipt's receipts and eth_estimateGas's estimates, and
+// takes the pool's nonces for eth_getTransactionCount at "pending".
 func (n *Node) startSequencer(reads *api.API) error {
-	if n.cfg.BlockTime <= 0 {
+	if n.cfg.BlockTime <= 0 && !n.cfg.ManualMining {
 		sequencer.RegisterDisabled(n.RPC)
 		return nil
 	}
 	scfg := n.cfg.Sequencer
 	scfg.BlockTime, scfg.Logger = n.cfg.BlockTime, n.log
+	scfg.Manual = n.cfg.BlockTime <= 0
 	if n.cfg.DataDir != "" {
 		scfg.WALPath = filepath.Join(n.cfg.DataDir, "sequencer", "flashblocks.wal")
 	}

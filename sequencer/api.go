@@ -65,19 +65,21 @@ func (s *Sequencer) Register(srv *rpc.Server, receipts ReceiptReader, gas GasEst
 		"txpool_content":             a.txpoolContent,
 		"txpool_inspect":             a.txpoolInspect,
 		"evm_mine":                   a.evmMine,
+		"anvil_mine":                 a.anvilMine,
+		"hardhat_mine":               a.anvilMine,
 	} {
 		srv.Register(name, h)
 	}
 }
 
 // ErrNoSequencer answers transaction intake on a node without a sequencer.
-var ErrNoSequencer = &rpc.ServerError{Msg: "this node does not sequence (started with --block-time 0): transactions are not accepted"}
+var ErrNoSequencer = &rpc.ServerError{Msg: "this node does not sequence (started with --no-sequencer): transactions are not accepted"}
 
 // RegisterDisabled registers intake methods that explain there is no
 // sequencer, and an empty pool.
 func RegisterDisabled(srv *rpc.Server) {
 	refuse := func(context.Context, rpc.Params) (any, error) { return nil, ErrNoSequencer }
-	for _, m := range []string{"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction", "eth_sign", "personal_sign", "evm_mine"} {
+	for _, m := range []string{"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction", "eth_sign", "personal_sign", "evm_mine", "anvil_mine", "hardhat_mine"} {
 		srv.Register(m, refuse)
 	}
 	srv.Register("eth_accounts", func(context.Context, rpc.Params) (any, error) { return []common.Address{}, nil })
@@ -101,14 +103,4 @@ func poolError(err error) error {
 	return &rpc.ServerError{Msg: err.Error()}
 }
 
-// evmMine seals the pending block now (parameters, e.g. a timestamp, are
-// ignored); it answers "0x0" as anvil and hardhat do.
-func (a *API) evmMine(ctx context.Context, p rpc.Params) (any, error) {
-	if err := p.Max(1); err != nil {
-		return nil, err
-	}
-	if err := a.s.Mine(ctx); err != nil {
-		return nil, &rpc.ServerError{Msg: err.Error()}
-	}
-	return "0x0", nil
-}
+

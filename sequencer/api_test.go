@@ -29,10 +29,16 @@ type rpcResult struct {
 }
 
 func newAPIHarness(t *testing.T, blockTime time.Duration) (*harness, *rpc.Server) {
-	h := newHarness(t, "", blockTime)
+	return serve(newHarness(t, "", blockTime))
+}
+
+// serve registers the read methods and the sequencer's on a server, wired
+// as node does.
+func serve(h *harness) (*harness, *rpc.Server) {
 	srv := rpc.NewServer(rpc.Options{})
 	reads := api.New(h.chain, h.src)
 	reads.Register(srv)
+	reads.SetPoolNonces(h.seq.Pool())
 	h.seq.Register(srv, reads, reads)
 	return h, srv
 }
@@ -233,7 +239,7 @@ func TestDisabled(t *testing.T) {
 	srv := rpc.NewServer(rpc.Options{})
 	RegisterDisabled(srv)
 	r := call(t, srv, "eth_sendRawTransaction", "0x00")
-	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "--block-time 0") {
+	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "--no-sequencer") {
 		t.Errorf("%+v", r.Error)
 	}
 	if r := call(t, srv, "txpool_status"); string(r.Result) != `{"pending":"0x0","queued":"0x0"}` {
@@ -285,5 +291,47 @@ func TestSendTransactionEstimateErrors(t *testing.T) {
 		if got.Error.Code != want.Error.Code || got.Error.Message != want.Error.Message || string(got.Error.Data) != string(want.Error.Data) {
 			t.Errorf("%s: eth_sendTransaction error %+v (data %s), eth_estimateGas %+v (data %s)", name, got.Error, got.Error.Data, want.Error, want.Error.Data)
 		}
+	}
+}
+
+// TestPendingNonceCountsPool: transactions waiting in the pool (manual
+// mining without flashblocks: none executes) count in the nonce at
+// "pending" and in the one eth_sendTransaction fills in; "latest" does not
+// move until the block is mined.
+func TestPendingNonceCountsPool(t *testing.T) {
+	h, srv := serve(newManualHarness(t, "", 0))
+	defer h.stop()
+	from := crypto.PubkeyToAddress(h.keys[2].PublicKey)
+	for i := range 3 {
+		h.transfer(2, common.Address{0xb1}, int64(i+1))
+	}
+	nonce := func(tag string) string {
+		t.Helper()
+		r := call(t, srv, "eth_getTransactionCount", from, tag)
+		if r.Error != nil {
+			t.Fatal(r.Error.Message)
+		}
+		return string(r.Result)
+	}
+	if p, l := nonce("pending"), nonce("latest"); p != `"0x3"` || l != `"0x0"` {
+		t.Fatalf("nonce at pending %s, latest %s: want 0x3 and 0x0", p, l)
+	}
+	r := call(t, srv, "eth_sendTransaction", map[string]any{"from": from, "to": common.Address{0xb1}, "value": "0x1"})
+	if r.Error != nil {
+		t.Fatal(r.Error.Message)
+	}
+	var hash common.Hash
+	json.Unmarshal(r.Result, &hash)
+	if e := h.seq.pool.Get(hash); e == nil || e.Tx.Nonce() != 3 {
+		t.Fatalf("eth_sendTransaction pooled %+v, want nonce 3", e)
+	}
+	if p := nonce("pending"); p != `"0x4"` {
+		t.Errorf("nonce at pending %s after eth_sendTransaction, want 0x4", p)
+	}
+	if r := call(t, srv, "evm_mine"); r.Error != nil {
+		t.Fatal(r.Error.Message)
+	}
+	if p, l := nonce("pending"), nonce("latest"); p != `"0x4"` || l != `"0x4"` {
+		t.Errorf("after evm_mine: nonce at pending %s, latest %s, want 0x4", p, l)
 	}
 }

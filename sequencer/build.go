@@ -84,7 +84,7 @@ func (s *Sequencer) blockEnv(parent *types.Header, env *record) record {
 		rec.Time, rec.Coinbase, rec.GasLimit, rec.Random, rec.BeaconRoot, rec.Extra = env.Time, env.Coinbase, env.GasLimit, env.Random, env.BeaconRoot, env.Extra
 		return rec
 	}
-	rec.Time = max(uint64(time.Now().Unix()), parent.Time+1)
+	rec.Time = s.clock.blockTime(parent)
 	rec.Coinbase = s.cfg.Coinbase
 	rec.GasLimit = parent.GasLimit
 	if s.cfg.GasCeil != 0 {
@@ -125,14 +125,47 @@ func (h *runHeap) Pop() any {
 
 // flashblock executes the pool's executable transactions on the open block,
 // logs the flashblock and publishes it.
-func (s *Sequencer) flashblock() error {
+func (s *Sequencer) flashblock() error { return s.build(true, true) }
+
+// firstFlashblock publishes a newly opened block: with the pool's
+// executable transactions on a timed schedule; empty under manual mining,
+// where they wait for the next pre-confirmation or mine (which re-open the
+// block at their own time first: freshen).
+func (s *Sequencer) firstFlashblock() error { return s.build(!s.cfg.Manual, true) }
+
+// preconfirm is manual mining's flashblock: it pre-confirms what the pool
+// has ready, in a block re-opened at the current time when it has no
+// transaction yet, and publishes nothing when nothing was ready.
+func (s *Sequencer) preconfirm() error {
+	if s.pool.Len() == 0 {
+		return nil
+	}
+	if len(s.blk.txs) == 0 {
+		if len(s.pool.Candidates(s.blk.statedb.GetNonce)) == 0 {
+			return nil // only queued (gapped) transactions
+		}
+		if err := s.freshen(); err != nil {
+			return err
+		}
+	}
+	return s.build(true, false)
+}
+
+// build fills the open block from the pool (when fill is set) and publishes
+// the flashblock, also an empty one when always is set.
+func (s *Sequencer) build(fill, always bool) error {
 	b := s.blk
 	start := time.Now()
 	first := len(b.txs)
-	stale, invalid := s.fill(b)
+	var stale, invalid []common.Hash
+	if fill {
+		stale, invalid = s.fill(b)
+	}
 	s.stats.LastBuild.Store(int64(time.Since(start)))
-	if err := s.publish(b, first, true); err != nil {
-		return err
+	if always || len(b.txs) > first {
+		if err := s.publish(b, first, true); err != nil {
+			return err
+		}
 	}
 	// Out of the pool only now that the flashblock is published: a pending
 	// state without these transactions meets their pool nonces (txpool's

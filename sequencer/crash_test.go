@@ -31,6 +31,8 @@ type crashNode struct {
 	t      *testing.T
 	bin    string
 	dir    string
+	args   func(start int) []string // mode flags of the start-th start
+	starts int
 	cmd    *exec.Cmd
 	exited chan struct{}
 	url    string
@@ -51,8 +53,9 @@ func (n *crashNode) start() {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	n.url = fmt.Sprintf("http://127.0.0.1:%d", port)
-	n.cmd = exec.Command(n.bin, "--datadir", n.dir, "--http.port", fmt.Sprint(port),
-		"--block-time", "1s", "--flashblock-interval", "100ms", "--log.level", "info")
+	args := append([]string{"--datadir", n.dir, "--http.port", fmt.Sprint(port), "--log.level", "info"}, n.args(n.starts)...)
+	n.starts++
+	n.cmd = exec.Command(n.bin, args...)
 	n.cmd.Stdout, n.cmd.Stderr = n.logs, n.logs
 	n.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
 	if err := n.cmd.Start(); err != nil {
@@ -141,6 +144,28 @@ type ackedTx struct {
 // (eth_sendRawTransaction returned its hash) must be in the chain; and every
 // block seen sealed must keep its hash.
 func TestCrashRecovery(t *testing.T) {
+	crashRecovery(t, func(int) []string { return []string{"--block-time", "1s", "--flashblock-interval", "100ms"} }, false)
+}
+
+// TestCrashRecoveryManual is TestCrashRecovery under manual mining: blocks
+// are sealed only by evm_mine and anvil_mine calls made at random moments,
+// and the node restarts alternately with flashblocks every 100 ms
+// (transactions pre-confirmed, empty blocks re-opened at the first one's
+// time) and without (transactions pooled until mined). A mined block whose
+// call returned must keep its hash, as a scheduled one does.
+func TestCrashRecoveryManual(t *testing.T) {
+	crashRecovery(t, func(start int) []string {
+		interval := "100ms"
+		if start%2 == 1 {
+			interval = "0"
+		}
+		return []string{"--block-time", "0", "--flashblock-interval", interval}
+	}, true)
+}
+
+// crashRecovery runs the crash test with the node flags args gives each
+// start; manual mines blocks by evm_mine and anvil_mine calls.
+func crashRecovery(t *testing.T, args func(start int) []string, manual bool) {
 	if testing.Short() {
 		t.Skip("builds and kills a real node")
 	}
@@ -156,7 +181,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logs.Close()
-	n := &crashNode{t: t, bin: bin, dir: filepath.Join(tmp, "data"),
+	n := &crashNode{t: t, bin: bin, dir: filepath.Join(tmp, "data"), args: args,
 		http: &http.Client{Timeout: 15 * time.Second}, logs: logs}
 	n.start()
 	defer func() {
@@ -191,7 +216,7 @@ func TestCrashRecovery(t *testing.T) {
 	for round := 0; round <= kills; round++ {
 		// Resynchronise nonces: wait until re-admitted transactions have
 		// executed, then take the pending nonce.
-		waitPoolEmpty(t, n)
+		waitPoolEmpty(t, n, manual)
 		nonces := make([]uint64, len(keys))
 		for i, k := range keys {
 			res, err := n.call("eth_getTransactionCount", crypto.PubkeyToAddress(k.PublicKey), "pending")
@@ -245,6 +270,17 @@ func TestCrashRecovery(t *testing.T) {
 				}
 			}(i, key)
 		}
+		if manual {
+			wg.Add(1)
+			go func(seed int64) {
+				defer wg.Done()
+				mineAtRandom(ctx, n, rand.New(rand.NewSource(seed)), func(num uint64, hash common.Hash) {
+					mu.Lock()
+					sealed[num] = hash
+					mu.Unlock()
+				})
+			}(rng.Int63())
+		}
 		// Note sealed blocks while streaming.
 		stopAt := time.Now().Add(time.Duration(300+rng.Intn(1700)) * time.Millisecond)
 		for time.Now().Before(stopAt) {
@@ -262,7 +298,8 @@ func TestCrashRecovery(t *testing.T) {
 			time.Sleep(time.Duration(20+rng.Intn(80)) * time.Millisecond)
 		}
 		if round%2 == 1 {
-			// Aim at the sealing window: kill right after a new head shows.
+			// Aim at the sealing window: kill right after a new head shows
+			// (under manual mining, one the miner asked for).
 			first, _ := n.call("eth_blockNumber")
 			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
 				if cur, err := n.call("eth_blockNumber"); err == nil && string(cur) != string(first) {
@@ -311,10 +348,43 @@ func TestCrashRecovery(t *testing.T) {
 	t.Logf("%d kills: %d pre-confirmations and %d pool admissions acknowledged, all present; %d sealed blocks kept their hashes", kills, syncCount, len(acked)-syncCount, len(sealed))
 }
 
-func waitPoolEmpty(t *testing.T, n *crashNode) {
+// mineAtRandom seals blocks by evm_mine and anvil_mine (one to three
+// blocks) at random moments until ctx ends, and reports the head after each
+// call that returned: those blocks are acknowledged.
+func mineAtRandom(ctx context.Context, n *crashNode, rng *rand.Rand, mined func(uint64, common.Hash)) {
+	for ctx.Err() == nil {
+		time.Sleep(time.Duration(20+rng.Intn(200)) * time.Millisecond)
+		var err error
+		if rng.Intn(2) == 0 {
+			_, err = n.call("evm_mine")
+		} else {
+			_, err = n.call("anvil_mine", hexutil.Uint64(1+rng.Intn(3)))
+		}
+		if err != nil {
+			return // the node died mid-call: not acknowledged
+		}
+		res, err := n.call("eth_getBlockByNumber", "latest", false)
+		var b struct {
+			Number hexutil.Uint64 `json:"number"`
+			Hash   common.Hash    `json:"hash"`
+		}
+		if err != nil || json.Unmarshal(res, &b) != nil {
+			return
+		}
+		mined(uint64(b.Number), b.Hash)
+	}
+}
+
+// waitPoolEmpty waits until the pool is empty; manual mines blocks for it.
+func waitPoolEmpty(t *testing.T, n *crashNode, manual bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
+		if manual {
+			if _, err := n.call("evm_mine"); err != nil {
+				t.Fatalf("evm_mine: %v", err)
+			}
+		}
 		res, err := n.call("txpool_status")
 		var st map[string]hexutil.Uint
 		if err == nil && json.Unmarshal(res, &st) == nil && st["pending"] == 0 && st["queued"] == 0 {

@@ -74,6 +74,12 @@ func (s *Sequencer) replayFlashblock(rec *record) error {
 		if err := s.openNext(rec); err != nil {
 			return err
 		}
+	} else if rec.Number == s.blk.header.Number.Uint64() && rec.Index == 0 && len(s.blk.txs) == 0 {
+		// The empty open block was re-opened at a later time (freshen):
+		// it goes on from the new environment.
+		if err := s.openNext(rec); err != nil {
+			return err
+		}
 	} else if rec.Number != s.blk.header.Number.Uint64() || rec.Index != s.blk.index {
 		if rec.Number == s.blk.header.Number.Uint64()+1 && rec.Index == 0 {
 			// The seal record is missing but the next block was started:

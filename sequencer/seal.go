@@ -39,6 +39,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	}
 	s.prevLogged = append(b.logged, sealRec)
 	s.blk = nil
+	s.clock.sealed()
 	s.settle(n)
 	d := time.Since(start)
 	s.stats.LastSeal.Store(int64(d))

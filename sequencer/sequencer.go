@@ -40,6 +40,11 @@ type Config struct {
 	// Interval is the flashblock interval; BlockTime a multiple of it.
 	Interval  time.Duration
 	BlockTime time.Duration
+	// Manual seals only when asked (Mine: evm_mine, anvil_mine), as anvil
+	// --no-mining does; BlockTime is ignored. Transactions wait in the pool
+	// and are pre-confirmed every Interval, or not before the mine when
+	// Interval is 0.
+	Manual bool
 	// Coinbase receives the priority fees.
 	Coinbase common.Address
 	// SafeLag and FinalizedLag: after sealing block n, block n-SafeLag is
@@ -71,6 +76,8 @@ type Sequencer struct {
 	// prevLogged are the WAL records (flashblocks and seal) of the last
 	// sealed block, kept through one more rotation: see walContent.
 	prevLogged []*record
+	// clock chooses the timestamps of the blocks opened (mine.go).
+	clock clock
 
 	waitMu  sync.Mutex
 	waiters map[common.Hash][]chan struct{}
@@ -107,14 +114,21 @@ type Stats struct {
 
 // New creates a sequencer over c, publishing to src. It does not run yet.
 func New(cfg Config, c *chain.Chain, src *pending.Source) (*Sequencer, error) {
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultInterval
-	}
-	if cfg.BlockTime <= 0 {
-		cfg.BlockTime = DefaultBlockTime
-	}
-	if cfg.BlockTime < cfg.Interval || cfg.BlockTime%cfg.Interval != 0 {
-		return nil, fmt.Errorf("block time %v must be a multiple of the flashblock interval %v", cfg.BlockTime, cfg.Interval)
+	switch {
+	case cfg.Manual:
+		if cfg.Interval < 0 {
+			return nil, fmt.Errorf("negative flashblock interval %v", cfg.Interval)
+		}
+	default:
+		if cfg.Interval <= 0 {
+			cfg.Interval = DefaultInterval
+		}
+		if cfg.BlockTime <= 0 {
+			cfg.BlockTime = DefaultBlockTime
+		}
+		if cfg.BlockTime < cfg.Interval || cfg.BlockTime%cfg.Interval != 0 {
+			return nil, fmt.Errorf("block time %v must be a multiple of the flashblock interval %v", cfg.BlockTime, cfg.Interval)
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -169,7 +183,7 @@ func (s *Sequencer) Start() error {
 		if err := s.openNext(nil); err != nil {
 			return err
 		}
-		if err := s.flashblock(); err != nil {
+		if err := s.firstFlashblock(); err != nil {
 			return err
 		}
 	}
@@ -187,18 +201,6 @@ func (s *Sequencer) Stop() error {
 		return s.wal.Close()
 	}
 	return nil
-}
-
-// Mine seals the open block now (after pre-confirming what the pool has
-// ready), as anvil's and hardhat's evm_mine; the schedule goes on from there.
-func (s *Sequencer) Mine(ctx context.Context) error { return s.do(ctx, s.mineNow) }
-
-// mineNow pre-confirms what the pool has ready, then seals the open block.
-func (s *Sequencer) mineNow() error {
-	if err := s.flashblock(); err != nil {
-		return err
-	}
-	return s.rollover()
 }
 
 // command is work handed to the sequencer goroutine: run between two
@@ -239,12 +241,20 @@ func (s *Sequencer) Err() error {
 }
 
 // loop is the sequencer goroutine: a flashblock every interval, the seal
-// every block time, and between them the commands handed over by do.
+// every block time (manual mining: never), and between them the commands
+// handed over by do.
 func (s *Sequencer) loop() {
 	defer close(s.done)
-	perBlock := uint64(s.cfg.BlockTime / s.cfg.Interval)
+	var perBlock uint64
+	if !s.cfg.Manual {
+		perBlock = uint64(s.cfg.BlockTime / s.cfg.Interval)
+	}
 	timer := time.NewTimer(s.cfg.Interval)
 	defer timer.Stop()
+	ticks := timer.C
+	if s.cfg.Interval == 0 { // manual mining without pre-confirmation
+		ticks = nil
+	}
 	next := time.Now().Add(s.cfg.Interval)
 	for {
 		select {
@@ -258,7 +268,7 @@ func (s *Sequencer) loop() {
 				return
 			}
 			continue
-		case <-timer.C:
+		case <-ticks:
 		}
 		now := time.Now()
 		next = next.Add(s.cfg.Interval)
@@ -280,7 +290,10 @@ func (s *Sequencer) fail(err error) {
 }
 
 func (s *Sequencer) tick(perBlock uint64) error {
-	if s.blk.index < perBlock {
+	switch {
+	case s.cfg.Manual:
+		return s.preconfirm()
+	case s.blk.index < perBlock:
 		return s.flashblock()
 	}
 	return s.rollover()
@@ -300,7 +313,7 @@ func (s *Sequencer) rollover() error {
 	if err := s.openNext(nil); err != nil {
 		return err
 	}
-	if err := s.flashblock(); err != nil {
+	if err := s.firstFlashblock(); err != nil {
 		return err
 	}
 	if err := s.chain.Flush(root); err != nil {

@@ -59,6 +59,24 @@ func newHarnessNoStart(t *testing.T, dir string) *harness {
 
 func newHarnessCfg(t *testing.T, dir string, blockTime time.Duration) *harness {
 	t.Helper()
+	return newHarnessWith(t, dir, Config{Interval: testInterval, BlockTime: blockTime})
+}
+
+// newManualHarness starts a manual-mining sequencer (pre-confirming every
+// interval, or never when it is 0).
+func newManualHarness(t *testing.T, dir string, interval time.Duration) *harness {
+	t.Helper()
+	h := newHarnessWith(t, dir, Config{Manual: true, Interval: interval})
+	if err := h.seq.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// newHarnessWith opens the chain (in dir, or in memory) and a sequencer
+// with cfg (lags 2 and 4, the WAL in dir) without starting it.
+func newHarnessWith(t *testing.T, dir string, cfg Config) *harness {
+	t.Helper()
 	c, err := chain.Open(chain.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +86,7 @@ func newHarnessCfg(t *testing.T, dir string, blockTime time.Duration) *harness {
 		key, _ := crypto.HexToECDSA(k)
 		h.keys = append(h.keys, key)
 	}
-	cfg := Config{Interval: testInterval, BlockTime: blockTime, SafeLag: 2, FinalizedLag: 4, Logger: testLogger()}
+	cfg.SafeLag, cfg.FinalizedLag, cfg.Logger = 2, 4, testLogger()
 	if dir != "" {
 		cfg.WALPath = dir + "/sequencer/flashblocks.wal"
 	}

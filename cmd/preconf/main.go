@@ -45,7 +45,8 @@ var nodeFlags = []cli.Flag{
 	&cli.IntFlag{Name: "rpc.batch-limit", Value: 1000, Usage: "maximum requests in one JSON-RPC batch", EnvVars: envName("rpc.batch-limit")},
 	&cli.StringFlag{Name: "genesis", Usage: "go-ethereum genesis JSON file (default: the built-in dev chain, id 1337)", EnvVars: envName("genesis")},
 	&cli.StringSliceFlag{Name: "import", Usage: "RLP block file to import before serving (repeatable; known blocks are skipped)", EnvVars: envName("import")},
-	&cli.DurationFlag{Name: "block-time", Value: defaultBlockTime, Usage: "seal a block this often (0: never seal, the chain stays as imported)", EnvVars: envName("block-time")},
+	&cli.DurationFlag{Name: "block-time", Value: defaultBlockTime, Usage: "seal a block this often; 0: manual mining, transactions are pooled (and pre-confirmed every --flashblock-interval unless 0) and blocks are sealed only by evm_mine / anvil_mine", EnvVars: envName("block-time")},
+	&cli.BoolFlag{Name: "no-sequencer", Aliases: []string{"readonly"}, Usage: "no sequencer: serve the chain as imported, refuse transactions; pending is latest", EnvVars: envName("no-sequencer")},
 	&cli.StringFlag{Name: "log.level", Value: "info", Usage: "log level: debug, info, warn, error", EnvVars: envName("log.level")},
 	&cli.StringFlag{Name: "log.format", Value: "text", Usage: "log format: text (key=value) or json (one object a line)", EnvVars: envName("log.format")},
 }
@@ -120,6 +121,11 @@ func runNode(c *cli.Context) error {
 		BatchLimit:  c.Int("rpc.batch-limit"),
 		BlockTime:   c.Duration("block-time"),
 		Logger:      logger,
+	}
+	if c.Bool("no-sequencer") {
+		cfg.BlockTime = 0
+	} else {
+		cfg.ManualMining = cfg.BlockTime == 0
 	}
 	if cfg.BlockTime < 0 {
 		return cli.Exit("preconf: --block-time must not be negative", 2)

@@ -12,9 +12,9 @@ import (
 )
 
 // sequencerFlags configure flashblocks, sealing and the transaction pool
-// (active when --block-time > 0).
+// (not used with --no-sequencer).
 var sequencerFlags = []cli.Flag{
-	&cli.DurationFlag{Name: "flashblock-interval", Value: sequencer.DefaultInterval, Usage: "pre-confirm pending transactions this often (a flashblock); --block-time must be a multiple of it", EnvVars: envName("flashblock-interval")},
+	&cli.DurationFlag{Name: "flashblock-interval", Value: sequencer.DefaultInterval, Usage: "pre-confirm pending transactions this often (a flashblock); --block-time must be a multiple of it; with --block-time 0, 0 keeps transactions in the pool until a block is mined", EnvVars: envName("flashblock-interval")},
 	&cli.StringFlag{Name: "miner", Value: "0x0000000000000000000000000000000000000000", Usage: "fee recipient (coinbase) of sealed blocks", EnvVars: envName("miner")},
 	&cli.Uint64Flag{Name: "safe-lag", Value: sequencer.DefaultSafeLag, Usage: "the \"safe\" block is this many blocks behind latest", EnvVars: envName("safe-lag")},
 	&cli.Uint64Flag{Name: "finalized-lag", Value: sequencer.DefaultFinalizedLag, Usage: "the \"finalized\" block is this many blocks behind latest", EnvVars: envName("finalized-lag")},
@@ -29,8 +29,11 @@ func init() { nodeFlags = append(nodeFlags, sequencerFlags...) }
 // applySequencerFlags sets cfg.Sequencer from the flags.
 func applySequencerFlags(c *cli.Context, cfg *node.Config) error {
 	interval := c.Duration("flashblock-interval")
-	if interval <= 0 {
-		return fmt.Errorf("--flashblock-interval must be positive")
+	switch {
+	case interval < 0:
+		return fmt.Errorf("--flashblock-interval must not be negative")
+	case interval == 0 && cfg.BlockTime > 0:
+		return fmt.Errorf("--flashblock-interval 0 needs --block-time 0 (manual mining)")
 	}
 	if cfg.BlockTime > 0 && (cfg.BlockTime < interval || cfg.BlockTime%interval != 0) {
 		return fmt.Errorf("--block-time %v must be a multiple of --flashblock-interval %v", cfg.BlockTime, interval)

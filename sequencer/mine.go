@@ -1,0 +1,121 @@
+package sequencer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/preconf/preconf/rpc"
+)
+
+// Mining on demand: evm_mine and anvil_mine seal blocks now, on a timed
+// schedule or under manual mining (Config.Manual, --block-time 0), where
+// nothing else seals.
+
+// MineOptions say what Mine seals.
+type MineOptions struct {
+	// Blocks is how many blocks to seal, one after the other.
+	Blocks uint64
+	// Interval, when non-zero, moves the clock this many seconds forward
+	// before each block (anvil_mine's interval: the offset stays).
+	Interval uint64
+	// Timestamp, when set, is the first block's timestamp (evm_mine's);
+	// later blocks' times go on from it.
+	Timestamp *uint64
+}
+
+// Mine seals opts.Blocks blocks now, as anvil's evm_mine and anvil_mine:
+// each after pre-confirming what the pool has ready, so the first holds
+// every executable pooled transaction that fits. A timed schedule goes on
+// from the last one. The sequencer goroutine is released between blocks
+// (flashblocks and other commands go on) and a request that ends stops the
+// series; each block is as durable as a scheduled one.
+func (s *Sequencer) Mine(ctx context.Context, opts MineOptions) error {
+	for i := uint64(0); i < opts.Blocks; i++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("mined %d of %d blocks: %w", i, opts.Blocks, err)
+		}
+		ts := opts.Timestamp
+		if i > 0 {
+			ts = nil
+		}
+		var refused error
+		err := s.do(ctx, func() error {
+			var err error
+			refused, err = s.mineOne(ts, opts.Interval)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if refused != nil {
+			return refused
+		}
+	}
+	return nil
+}
+
+// mineOne seals the open block, re-opened first at the clock's time when it
+// is still empty. It returns a refusal (nothing changed) or a failure that
+// stops the sequencer.
+func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error) {
+	b := s.blk
+	if ts != nil {
+		if *ts <= b.parent.Time {
+			return &rpc.InvalidParamsError{Msg: fmt.Sprintf("timestamp %d is not after the latest block's (%d, block %d)", *ts, b.parent.Time, b.parent.Number)}, nil
+		}
+		if len(b.txs) > 0 && *ts != b.header.Time {
+			return &rpc.ServerError{Msg: fmt.Sprintf("the pending block %d already pre-confirmed %d transactions executed at timestamp %d; a timestamp can be chosen only for a block without pre-confirmed transactions (start with --flashblock-interval 0 to keep transactions unexecuted until mined)", b.header.Number, len(b.txs), b.header.Time)}, nil
+		}
+		s.clock.exact = *ts
+	}
+	s.clock.offset += int64(interval)
+	if err := s.freshen(); err != nil {
+		return nil, err
+	}
+	if err := s.flashblock(); err != nil {
+		return nil, err
+	}
+	return nil, s.rollover()
+}
+
+// freshen re-opens the open block at the clock's time when it holds no
+// transaction yet, so that a block sealed on demand carries the time of its
+// first transaction or of the mine, not the previous seal's. Its flashblocks
+// so far were empty: the next one is index 0 again, with the new
+// environment, and no answer changes but the pending header's.
+func (s *Sequencer) freshen() error {
+	b := s.blk
+	if len(b.txs) > 0 || s.clock.blockTime(b.parent) == b.header.Time {
+		return nil
+	}
+	return s.openNext(nil)
+}
+
+// clock chooses the timestamps of the blocks the sequencer opens: the wall
+// clock plus an offset, never before the parent's time + 1 (go-ethereum's
+// header rule), or an exact time set for the next block. Only the sequencer
+// goroutine uses it.
+type clock struct {
+	offset int64  // seconds added to the wall clock
+	exact  uint64 // non-zero: the next block's timestamp
+}
+
+func (c *clock) blockTime(parent *types.Header) uint64 {
+	if c.exact != 0 {
+		return c.exact
+	}
+	now := max(time.Now().Unix()+c.offset, 0)
+	return max(uint64(now), parent.Time+1)
+}
+
+// sealed is told that a block was sealed: an exact time was used, and the
+// clock goes on from it.
+func (c *clock) sealed() {
+	if c.exact != 0 {
+		c.offset = int64(c.exact) - time.Now().Unix()
+		c.exact = 0
+	}
+}
