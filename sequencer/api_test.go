@@ -3,6 +3,7 @@ package sequencer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
@@ -333,5 +335,36 @@ func TestPendingNonceCountsPool(t *testing.T) {
 	}
 	if p, l := nonce("pending"), nonce("latest"); p != `"0x4"` || l != `"0x4"` {
 		t.Errorf("after evm_mine: nonce at pending %s, latest %s, want 0x4", p, l)
+	}
+}
+
+// TestNonceTakenByPreconfirmed: a nonce taken by a pre-confirmed
+// transaction that no sealed block holds yet is "nonce too low" naming the
+// pending nonce and where to read it (a client reading nonces at "latest",
+// as cast does, is a block behind); once the block is sealed the answer is
+// go-ethereum's plain one.
+func TestNonceTakenByPreconfirmed(t *testing.T) {
+	h, srv := serve(newManualHarness(t, "", testInterval))
+	defer h.stop()
+	key := h.keys[3]
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	first := h.transfer(3, common.Address{0xc1}, 1)
+	h.waitFor("pre-confirmation", func() bool { return h.preconfirmed(first) })
+	again := h.sign(key, &types.DynamicFeeTx{ChainID: h.chain.Config().ChainID, Nonce: 0, Gas: 21000,
+		GasFeeCap: big.NewInt(100 * params.GWei), GasTipCap: big.NewInt(params.GWei), To: &common.Address{0xc2}})
+	r := call(t, srv, "eth_sendRawTransaction", raw(t, again))
+	want := fmt.Sprintf(`nonce too low: next nonce 1, tx nonce 0: nonce 0 is taken by a pre-confirmed transaction not yet in a sealed block (latest is block 0, where the account's nonce is still 0); read the next nonce at the "pending" block tag: eth_getTransactionCount(%s, "pending") = 1 (cast nonce --block pending)`, from.Hex())
+	if r.Error == nil || r.Error.Code != -32000 || r.Error.Message != want {
+		t.Fatalf("resend of a pre-confirmed nonce: %+v\nwant %s", r.Error, want)
+	}
+	if _, err := h.seq.Admit(again); !errors.Is(err, core.ErrNonceTooLow) {
+		t.Errorf("Admit: %v, want a core.ErrNonceTooLow", err)
+	}
+	if r := call(t, srv, "evm_mine"); r.Error != nil {
+		t.Fatal(r.Error.Message)
+	}
+	r = call(t, srv, "eth_sendRawTransaction", raw(t, again))
+	if r.Error == nil || r.Error.Message != "nonce too low: next nonce 1, tx nonce 0" {
+		t.Errorf("resend of a sealed nonce: %+v, want go-ethereum's message", r.Error)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/txpool"
 	"github.com/ethereum/go-ethereum/core/types"
 
@@ -139,3 +140,48 @@ func (a *API) receipt(hash common.Hash) (json.RawMessage, bool) {
 	}
 	return r, true
 }
+
+// explainNonceTooLow rewrites the pool's "nonce too low" when the nonce was
+// taken by a pre-confirmed transaction that no sealed block holds yet: a
+// client that read the nonce at "latest" (cast does) is then one block
+// behind. The message keeps go-ethereum's "nonce too low: next nonce N, tx
+// nonce M" start, which viem, ethers and alloy classify, with N the pending
+// nonce (pool-aware), and says where to read it. A nonce below the sealed
+// state's keeps the pool's message.
+func (s *Sequencer) explainNonceTooLow(tx *types.Transaction, err error) error {
+	from, serr := types.Sender(s.signer, tx)
+	if serr != nil {
+		return err
+	}
+	head := s.chain.Head()
+	r, rerr := s.chain.StateReader(head.Root)
+	if rerr != nil {
+		return err
+	}
+	var sealed uint64
+	if acct, aerr := r.Account(from); aerr == nil && acct != nil {
+		sealed = acct.Nonce
+	}
+	if tx.Nonce() < sealed {
+		return err
+	}
+	_, st, perr := s.poolEnv()
+	if perr != nil {
+		return err
+	}
+	var stateNonce uint64
+	if acct, aerr := st.Account(from); aerr == nil && acct != nil {
+		stateNonce = acct.Nonce
+	}
+	next := s.pool.PendingNonce(from, stateNonce)
+	return &nonceTakenError{
+		msg: fmt.Sprintf("nonce too low: next nonce %d, tx nonce %d: nonce %d is taken by a pre-confirmed transaction not yet in a sealed block (latest is block %d, where the account's nonce is still %d); read the next nonce at the \"pending\" block tag: eth_getTransactionCount(%s, \"pending\") = %d (cast nonce --block pending)",
+			next, tx.Nonce(), tx.Nonce(), head.Number.Uint64(), sealed, from.Hex(), next),
+	}
+}
+
+// nonceTakenError is a "nonce too low" (errors.Is core.ErrNonceTooLow).
+type nonceTakenError struct{ msg string }
+
+func (e *nonceTakenError) Error() string { return e.msg }
+func (e *nonceTakenError) Unwrap() error { return core.ErrNonceTooLow }

@@ -1,8 +1,10 @@
 package sequencer
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/txpool"
@@ -15,6 +17,9 @@ func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
 	}
 	res, err := s.pool.Add(tx)
 	if err != nil {
+		if errors.Is(err, core.ErrNonceTooLow) {
+			err = s.explainNonceTooLow(tx, err)
+		}
 		return res, err
 	}
 	if s.wal != nil {
