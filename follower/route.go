@@ -22,7 +22,7 @@ import (
 // forwardOnly are methods a follower never answers itself (registered when
 // the local server does not have them).
 var forwardOnly = []string{
-	"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction",
+	"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction", "eth_fillTransaction",
 	"eth_sign", "personal_sign", "eth_accounts", "eth_coinbase", "eth_mining", "eth_hashrate",
 	"txpool_status", "txpool_content", "txpool_inspect", "txpool_contentFrom",
 	"debug_getRawHeader", "debug_getRawBlock", "debug_getRawReceipts", "debug_getRawTransaction",

@@ -58,6 +58,7 @@ func (s *Sequencer) Register(srv *rpc.Server, receipts ReceiptReader, gas GasEst
 		"eth_sendRawTransactionSync": a.sendRawTransactionSync,
 		"eth_sendTransaction":        a.sendTransaction,
 		"eth_signTransaction":        a.signTransaction,
+		"eth_fillTransaction":        a.fillTransaction,
 		"eth_accounts":               a.accounts,
 		"eth_sign":                   a.signHandler(0, 1, 2),
 		"personal_sign":              a.signHandler(1, 0, 3), // (data, address, password)
@@ -102,5 +103,3 @@ func poolError(err error) error {
 	}
 	return &rpc.ServerError{Msg: err.Error()}
 }
-
-

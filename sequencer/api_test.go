@@ -368,3 +368,70 @@ func TestNonceTakenByPreconfirmed(t *testing.T) {
 		t.Errorf("resend of a sealed nonce: %+v, want go-ethereum's message", r.Error)
 	}
 }
+
+// TestFillTransaction: eth_fillTransaction answers go-ethereum's {raw, tx}
+// for the unsigned transaction with what was left out filled in at pending:
+// the pool nonce, the gas estimated at pending, the fees and the chain id.
+func TestFillTransaction(t *testing.T) {
+	h, srv := serve(newManualHarness(t, "", 0))
+	defer h.stop()
+	from := crypto.PubkeyToAddress(h.keys[5].PublicKey)
+	to := common.Address{0xd1}
+	h.transfer(5, to, 1)
+	h.transfer(5, to, 2) // two pooled: the filled nonce is 2
+	baseFee := h.src.Current().Header.BaseFee
+	fill := func(args map[string]any) (*types.Transaction, map[string]any, *rpcResult) {
+		t.Helper()
+		r := call(t, srv, "eth_fillTransaction", args)
+		if r.Error != nil {
+			return nil, nil, &r
+		}
+		var res struct {
+			Raw hexutil.Bytes  `json:"raw"`
+			Tx  map[string]any `json:"tx"`
+		}
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		tx := new(types.Transaction)
+		if err := tx.UnmarshalBinary(res.Raw); err != nil {
+			t.Fatalf("raw %x: %v", res.Raw, err)
+		}
+		if res.Tx["hash"] != tx.Hash().Hex() {
+			t.Errorf("tx.hash %v, raw hashes to %v", res.Tx["hash"], tx.Hash())
+		}
+		return tx, res.Tx, nil
+	}
+	tx, obj, errRes := fill(map[string]any{"from": from, "to": to, "value": "0x5"})
+	if errRes != nil {
+		t.Fatalf("fill: %+v", errRes.Error)
+	}
+	wantCap := new(big.Int).Add(new(big.Int).Mul(baseFee, big.NewInt(2)), DefaultTip)
+	if tx.Type() != types.DynamicFeeTxType || tx.Nonce() != 2 || tx.Gas() != 21000 || tx.ChainId().Cmp(h.chain.Config().ChainID) != 0 ||
+		tx.GasTipCap().Cmp(DefaultTip) != 0 || tx.GasFeeCap().Cmp(wantCap) != 0 || tx.Value().Int64() != 5 || *tx.To() != to {
+		t.Errorf("filled %s", obj)
+	}
+	if v, r, s := tx.RawSignatureValues(); v.Sign() != 0 || r.Sign() != 0 || s.Sign() != 0 {
+		t.Errorf("the filled transaction is signed: v %v r %v s %v", v, r, s)
+	}
+	if _, ok := obj["from"]; ok {
+		t.Errorf("tx carries \"from\" (go-ethereum's has none): %v", obj)
+	}
+	// No key needed, no sender: the zero address's nonce.
+	if tx, _, errRes = fill(map[string]any{"to": to}); errRes != nil || tx.Nonce() != 0 {
+		t.Errorf("fill without from: %v %+v", tx, errRes)
+	}
+	// A gas price alone makes a legacy transaction.
+	if tx, _, errRes = fill(map[string]any{"from": from, "to": to, "gasPrice": "0x3b9aca00"}); errRes != nil || tx.Type() != types.LegacyTxType || tx.GasPrice().Int64() != params.GWei {
+		t.Errorf("fill with gasPrice: %v %+v", tx, errRes)
+	}
+	// Errors: as go-ethereum's, and an estimate's as eth_estimateGas's.
+	if _, _, errRes = fill(map[string]any{"from": from}); errRes == nil || errRes.Error.Message != "contract creation without any data provided" {
+		t.Errorf("creation without data: %+v", errRes)
+	}
+	revert := map[string]any{"from": from, "input": "0x602a60005260206000fd"}
+	want := call(t, srv, "eth_estimateGas", revert, "pending")
+	if _, _, errRes = fill(revert); errRes == nil || want.Error == nil || errRes.Error.Code != want.Error.Code || string(errRes.Error.Data) != string(want.Error.Data) {
+		t.Errorf("reverting creation: %+v, eth_estimateGas %+v", errRes, want.Error)
+	}
+}
