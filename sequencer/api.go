@@ -64,6 +64,7 @@ func (s *Sequencer) Register(srv *rpc.Server, receipts ReceiptReader, gas GasEst
 		"personal_sign":              a.signHandler(1, 0, 3), // (data, address, password)
 		"txpool_status":              a.txpoolStatus,
 		"txpool_content":             a.txpoolContent,
+		"txpool_contentFrom":         a.txpoolContentFrom,
 		"txpool_inspect":             a.txpoolInspect,
 		"evm_mine":                   a.evmMine,
 		"anvil_mine":                 a.anvilMine,
@@ -92,6 +93,9 @@ func RegisterDisabled(srv *rpc.Server) {
 	}
 	srv.Register("txpool_content", empty)
 	srv.Register("txpool_inspect", empty)
+	srv.Register("txpool_contentFrom", func(context.Context, rpc.Params) (any, error) {
+		return map[string]map[string]any{"pending": {}, "queued": {}}, nil
+	})
 }
 
 // poolError turns a pool rejection into go-ethereum's answer: -32000 with

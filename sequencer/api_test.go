@@ -435,3 +435,52 @@ func TestFillTransaction(t *testing.T) {
 		t.Errorf("reverting creation: %+v, eth_estimateGas %+v", errRes, want.Error)
 	}
 }
+
+// TestTxpoolContentFrom: txpool_contentFrom is txpool_content for one
+// sender (nonce → go-ethereum's pending RPC transaction object), empty maps
+// for a sender with nothing pooled; txpool_status counts both.
+func TestTxpoolContentFrom(t *testing.T) {
+	h, srv := serve(newManualHarness(t, "", 0))
+	defer h.stop()
+	key := h.keys[6]
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	tx0 := h.transfer(6, common.Address{0xe1}, 1)
+	gapped := h.sign(key, &types.DynamicFeeTx{ChainID: h.chain.Config().ChainID, Nonce: 5, Gas: 21000,
+		GasFeeCap: big.NewInt(100 * params.GWei), GasTipCap: big.NewInt(params.GWei), To: &common.Address{0xe2}})
+	if _, err := h.seq.Admit(gapped); err != nil {
+		t.Fatal(err)
+	}
+	h.transfer(7, common.Address{0xe3}, 1)
+	if r := call(t, srv, "txpool_status"); string(r.Result) != `{"pending":"0x2","queued":"0x1"}` {
+		t.Errorf("txpool_status %s %+v", r.Result, r.Error)
+	}
+	var got struct {
+		Pending, Queued map[string]map[string]any
+	}
+	r := call(t, srv, "txpool_contentFrom", from)
+	if r.Error != nil || json.Unmarshal(r.Result, &got) != nil {
+		t.Fatalf("txpool_contentFrom: %s %+v", r.Result, r.Error)
+	}
+	p0, q5 := got.Pending["0"], got.Queued["5"]
+	if len(got.Pending) != 1 || len(got.Queued) != 1 || p0 == nil || q5 == nil {
+		t.Fatalf("txpool_contentFrom: %s", r.Result)
+	}
+	if p0["hash"] != tx0.Hash().Hex() || p0["blockHash"] != nil || p0["transactionIndex"] != nil || p0["from"] != strings.ToLower(from.Hex()) ||
+		p0["gasPrice"] != hexutil.EncodeBig(tx0.GasFeeCap()) || p0["maxFeePerGas"] != hexutil.EncodeBig(tx0.GasFeeCap()) || q5["hash"] != gapped.Hash().Hex() {
+		t.Errorf("txpool_contentFrom entries: pending 0 %v, queued 5 %v", p0, q5)
+	}
+	// The same objects as txpool_content's.
+	var all struct {
+		Pending, Queued map[string]map[string]map[string]any
+	}
+	json.Unmarshal(call(t, srv, "txpool_content").Result, &all)
+	if fmt.Sprint(all.Pending[from.Hex()]) != fmt.Sprint(got.Pending) || fmt.Sprint(all.Queued[from.Hex()]) != fmt.Sprint(got.Queued) {
+		t.Errorf("txpool_content for %v differs from txpool_contentFrom", from)
+	}
+	if r := call(t, srv, "txpool_contentFrom", common.Address{}); r.Error != nil || string(r.Result) != `{"pending":{},"queued":{}}` {
+		t.Errorf("nothing pooled: %s %+v", r.Result, r.Error)
+	}
+	if r := call(t, srv, "txpool_contentFrom"); r.Error == nil || r.Error.Code != -32602 {
+		t.Errorf("no address: %+v", r.Error)
+	}
+}

@@ -8,31 +8,28 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
 	ptxpool "github.com/preconf/preconf/txpool"
 )
 
-// rpcTx is a pooled transaction as go-ethereum's txpool_content shows it.
-func (a *API) rpcTx(tx *types.Transaction, from common.Address) map[string]any {
-	raw, _ := tx.MarshalJSON()
-	out := make(map[string]any)
-	_ = json.Unmarshal(raw, &out)
-	out["from"] = from
-	out["blockHash"] = nil
-	out["blockNumber"] = nil
-	out["transactionIndex"] = nil
-	out["blockTimestamp"] = nil
-	if _, ok := out["gasPrice"]; !ok {
-		out["gasPrice"] = (*hexutil.Big)(tx.GasFeeCap())
-	}
-	return out
+// The txpool_* methods answer as go-ethereum's: the pool split into
+// "pending" (executable on the pending state) and "queued" (behind a nonce
+// gap). Pre-confirmed transactions have left the pool: they are in the
+// pending block.
+
+// rpcTx is a pooled transaction as go-ethereum's txpool_content shows it:
+// the RPC transaction object outside any block (null block fields, the fee
+// cap as gasPrice for fee-market transactions).
+func (a *API) rpcTx(e *ptxpool.Entry) json.RawMessage {
+	return ethjson.AppendTx(nil, e.Tx, ethjson.Loc{}, a.s.signer)
 }
 
-func (a *API) nonceOf() func(common.Address) uint64 {
+// content splits the pool by the senders' nonces in the pending state.
+func (a *API) content() (pending, queued map[common.Address][]*ptxpool.Entry) {
 	_, st, err := a.s.poolEnv()
-	return func(addr common.Address) uint64 {
+	return a.s.pool.Content(func(addr common.Address) uint64 {
 		if err != nil {
 			return 0
 		}
@@ -41,14 +38,14 @@ func (a *API) nonceOf() func(common.Address) uint64 {
 			return 0
 		}
 		return acct.Nonce
-	}
+	})
 }
 
 func (a *API) txpoolStatus(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(0); err != nil {
 		return nil, err
 	}
-	pend, queued := a.s.pool.Content(a.nonceOf())
+	pend, queued := a.content()
 	count := func(m map[common.Address][]*ptxpool.Entry) (n int) {
 		for _, l := range m {
 			n += len(l)
@@ -58,16 +55,22 @@ func (a *API) txpoolStatus(_ context.Context, p rpc.Params) (any, error) {
 	return map[string]hexutil.Uint{"pending": hexutil.Uint(count(pend)), "queued": hexutil.Uint(count(queued))}, nil
 }
 
+// byNonce renders one sender's transactions as go-ethereum's txpool_*
+// maps: decimal nonce → f(entry).
+func byNonce[T any](list []*ptxpool.Entry, f func(*ptxpool.Entry) T) map[string]T {
+	out := make(map[string]T, len(list))
+	for _, e := range list {
+		out[strconv.FormatUint(e.Tx.Nonce(), 10)] = f(e)
+	}
+	return out
+}
+
 // byAccount renders pooled transactions as go-ethereum's txpool_* maps:
 // checksummed sender → decimal nonce → f(entry).
 func byAccount[T any](m map[common.Address][]*ptxpool.Entry, f func(*ptxpool.Entry) T) map[string]map[string]T {
 	out := make(map[string]map[string]T, len(m))
 	for addr, list := range m {
-		txs := make(map[string]T, len(list))
-		for _, e := range list {
-			txs[strconv.FormatUint(e.Tx.Nonce(), 10)] = f(e)
-		}
-		out[addr.Hex()] = txs
+		out[addr.Hex()] = byNonce(list, f)
 	}
 	return out
 }
@@ -76,16 +79,28 @@ func (a *API) txpoolContent(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(0); err != nil {
 		return nil, err
 	}
-	pend, queued := a.s.pool.Content(a.nonceOf())
-	conv := func(e *ptxpool.Entry) map[string]any { return a.rpcTx(e.Tx, e.From) }
-	return map[string]any{"pending": byAccount(pend, conv), "queued": byAccount(queued, conv)}, nil
+	pend, queued := a.content()
+	return map[string]any{"pending": byAccount(pend, a.rpcTx), "queued": byAccount(queued, a.rpcTx)}, nil
+}
+
+// txpoolContentFrom is txpool_content for one sender: nonce → transaction.
+func (a *API) txpoolContentFrom(_ context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(1); err != nil {
+		return nil, err
+	}
+	var addr common.Address
+	if err := p.Required(0, &addr); err != nil {
+		return nil, err
+	}
+	pend, queued := a.content()
+	return map[string]any{"pending": byNonce(pend[addr], a.rpcTx), "queued": byNonce(queued[addr], a.rpcTx)}, nil
 }
 
 func (a *API) txpoolInspect(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(0); err != nil {
 		return nil, err
 	}
-	pend, queued := a.s.pool.Content(a.nonceOf())
+	pend, queued := a.content()
 	conv := func(e *ptxpool.Entry) string {
 		to := "contract creation"
 		if e.Tx.To() != nil {
