@@ -69,6 +69,7 @@ func (s *Sequencer) Register(srv *rpc.Server, receipts ReceiptReader, gas GasEst
 		"evm_mine":                   a.evmMine,
 		"anvil_mine":                 a.anvilMine,
 		"hardhat_mine":               a.anvilMine,
+		"testing_buildBlockV1":       a.buildBlockV1,
 	} {
 		srv.Register(name, h)
 	}

@@ -42,24 +42,39 @@ type openBlock struct {
 	// flashblock record, in order: the next record's entries.
 	entries [][]byte
 	logged  []*record // this block's flashblock records (for WAL rotation)
+	// withdrawals are credited when the block is finalised (only blocks
+	// built by testing_buildBlockV1 have any).
+	withdrawals types.Withdrawals
 }
 
 // openNext opens the block on top of the chain head. env, when given (WAL
 // replay), fixes the environment; otherwise it is chosen now.
 func (s *Sequencer) openNext(env *record) error {
 	parent := s.chain.Head()
-	rec := s.blockEnv(parent, env)
+	b, err := s.newBlock(parent, s.blockEnv(parent, env))
+	if err != nil {
+		return err
+	}
+	s.blk = b
+	return nil
+}
+
+// newBlock opens a block on parent with the environment rec: its state,
+// EVM and gas pool, after the system calls that precede transactions. It
+// touches nothing of the sequencer's, so a block that will not be sealed
+// (testing_buildBlockV1) is built with it outside the sequencer goroutine.
+func (s *Sequencer) newBlock(parent *types.Header, rec record) (*openBlock, error) {
 	header := pending.NewHeader(s.config, parent, pending.Env{
 		Coinbase: rec.Coinbase, GasLimit: rec.GasLimit, Time: rec.Time, Extra: rec.Extra,
 		Random: rec.Random, BeaconRoot: rec.BeaconRoot,
 	})
 	statedb, err := s.chain.StateAt(parent)
 	if err != nil {
-		return fmt.Errorf("state of head %d: %w", parent.Number, err)
+		return nil, fmt.Errorf("state of block %d: %w", parent.Number, err)
 	}
 	base, err := s.chain.StateReader(parent.Root)
 	if err != nil {
-		return fmt.Errorf("state reader of head %d: %w", parent.Number, err)
+		return nil, fmt.Errorf("state reader of block %d: %w", parent.Number, err)
 	}
 	t := pending.NewTracker()
 	coinbase := rec.Coinbase
@@ -71,8 +86,7 @@ func (s *Sequencer) openNext(env *record) error {
 	copy(b.payload[:], crypto.Keccak256(parent.Hash().Bytes(), header.Number.Bytes(), []byte("preconf payload")))
 	// EIP-4788 beacon root and EIP-2935 parent hash system calls.
 	syscalls.Pre(s.config, header, parent.Hash(), evm)
-	s.blk = b
-	return nil
+	return b, nil
 }
 
 // blockEnv is the environment record (flashblock index 0) of the block
@@ -86,15 +100,21 @@ func (s *Sequencer) blockEnv(parent *types.Header, env *record) record {
 	}
 	rec.Time = s.clock.blockTime(parent)
 	rec.Coinbase = s.cfg.Coinbase
-	rec.GasLimit = parent.GasLimit
-	if s.cfg.GasCeil != 0 {
-		rec.GasLimit = core.CalcGasLimit(parent.GasLimit, s.cfg.GasCeil)
-	}
+	rec.GasLimit = s.gasLimit(parent)
 	var nb [8]byte
 	binary.BigEndian.PutUint64(nb[:], number)
 	rec.Random = crypto.Keccak256Hash([]byte("preconf prevrandao"), nb[:])
 	rec.BeaconRoot = parent.Hash()
 	return rec
+}
+
+// gasLimit is the gas limit of a block on parent: the parent's, moved
+// toward GasCeil by go-ethereum's rule when one is set.
+func (s *Sequencer) gasLimit(parent *types.Header) uint64 {
+	if s.cfg.GasCeil != 0 {
+		return core.CalcGasLimit(parent.GasLimit, s.cfg.GasCeil)
+	}
+	return parent.GasLimit
 }
 
 // candidate heap: per-sender runs ordered by the head's effective tip, then

@@ -5,8 +5,11 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/trie"
+	"github.com/holiman/uint256"
 
 	"github.com/preconf/preconf/syscalls"
 )
@@ -19,7 +22,7 @@ import (
 func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	start := time.Now()
 	b := s.blk
-	block, err := s.finalise(b)
+	block, _, err := s.finalise(b)
 	if err != nil {
 		return common.Hash{}, err
 	}
@@ -51,9 +54,10 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	return root, nil
 }
 
-// finalise runs the open block's post-execution system calls and assembles
-// the block: final gas, state root, requests and blob gas in the header.
-func (s *Sequencer) finalise(b *openBlock) (*types.Block, error) {
+// finalise runs the open block's post-execution system calls, credits its
+// withdrawals and assembles the block: final gas, state root, requests and
+// blob gas in the header. It also returns the requests (nil before Prague).
+func (s *Sequencer) finalise(b *openBlock) (*types.Block, [][]byte, error) {
 	header := types.CopyHeader(b.header)
 	var logs []*types.Log
 	for _, r := range b.receipts {
@@ -61,11 +65,15 @@ func (s *Sequencer) finalise(b *openBlock) (*types.Block, error) {
 	}
 	requests, err := syscalls.Post(s.config, header, logs, b.evm)
 	if err != nil {
-		return nil, fmt.Errorf("block %d post-execution: %w", header.Number, err)
+		return nil, nil, fmt.Errorf("block %d post-execution: %w", header.Number, err)
 	}
 	if requests != nil {
 		rh := types.CalcRequestsHash(requests)
 		header.RequestsHash = &rh
+	}
+	for _, w := range b.withdrawals { // as go-ethereum's beacon engine: amounts in gwei
+		amount := new(uint256.Int).Mul(uint256.NewInt(w.Amount), uint256.NewInt(params.GWei))
+		b.statedb.AddBalance(w.Address, amount, tracing.BalanceIncreaseWithdrawal)
 	}
 	header.GasUsed = b.gp.Used()
 	header.Root = b.statedb.IntermediateRoot(s.config.IsEIP158(header.Number))
@@ -78,9 +86,10 @@ func (s *Sequencer) finalise(b *openBlock) (*types.Block, error) {
 	}
 	body := &types.Body{Transactions: b.txs}
 	if header.WithdrawalsHash != nil {
-		body.Withdrawals = make([]*types.Withdrawal, 0)
+		body.Withdrawals = make([]*types.Withdrawal, 0, len(b.withdrawals))
+		body.Withdrawals = append(body.Withdrawals, b.withdrawals...)
 	}
-	return types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil), s.config), nil
+	return types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil), s.config), requests, nil
 }
 
 // settle moves the safe and finalized markers to the blocks SafeLag and

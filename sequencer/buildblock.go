@@ -1,0 +1,195 @@
+package sequencer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+
+	"github.com/ethereum/go-ethereum/beacon/engine"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/preconf/preconf/rpc"
+)
+
+// testing_buildBlockV1 (execution-apis, testing namespace): build a block on
+// a given parent with given payload attributes and answer it as
+// engine_getPayloadV4 does, without sealing it: the method "MUST NOT modify
+// the client's canonical chain or head block". The block is built exactly as
+// the sequencer builds its own (same environment rules, same execution, same
+// finalisation), on a state of its own, off the sequencer goroutine.
+
+// BuildRequest is what testing_buildBlockV1 asks for.
+type BuildRequest struct {
+	Parent common.Hash
+	Attrs  engine.PayloadAttributes
+	// Txs are the transactions to include, in order, all of which must
+	// apply; nil takes the pending block's transactions and then the pool's
+	// (what the next mined block would hold); empty builds an empty block.
+	Txs   []*types.Transaction
+	Extra []byte
+}
+
+// BuildBlock builds the block req describes and returns it as an execution
+// payload envelope. Errors are refusals (coded) or failures.
+func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.ExecutionPayloadEnvelope, error) {
+	parent := s.chain.HeaderByHash(req.Parent)
+	if parent == nil {
+		return nil, &rpc.ServerError{Msg: fmt.Sprintf("unknown parent block %v", req.Parent)}
+	}
+	if req.Attrs.Timestamp <= parent.Time {
+		return nil, &rpc.ServerError{Msg: fmt.Sprintf("invalid timestamp, parent %d given %d", parent.Time, req.Attrs.Timestamp)}
+	}
+	if len(req.Attrs.Withdrawals) > 0 && s.config.IsOptimism() {
+		return nil, &rpc.InvalidParamsError{Msg: "withdrawals on an OP-stack chain"}
+	}
+	txs := req.Txs
+	fromPool := txs == nil
+	if fromPool {
+		// The pending block's transactions come first, as in the next
+		// mined block; only the sequencer goroutine may read them.
+		if err := s.do(ctx, func() error {
+			if s.blk.parent.Hash() == parent.Hash() {
+				txs = slices.Clone(s.blk.txs)
+			}
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	beaconRoot := common.Hash{}
+	if req.Attrs.BeaconRoot != nil {
+		beaconRoot = *req.Attrs.BeaconRoot
+	}
+	b, err := s.newBlock(parent, record{
+		Kind: recFlashblock, Number: parent.Number.Uint64() + 1, Parent: parent.Hash(),
+		Time: req.Attrs.Timestamp, Coinbase: req.Attrs.SuggestedFeeRecipient, GasLimit: s.gasLimit(parent),
+		Random: req.Attrs.Random, BeaconRoot: beaconRoot, Extra: req.Extra,
+	})
+	if err != nil {
+		return nil, &rpc.ServerError{Msg: err.Error()}
+	}
+	b.withdrawals = req.Attrs.Withdrawals
+	for _, tx := range txs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := s.apply(b, tx); err != nil {
+			if fromPool {
+				continue // pre-confirmed on another state: cannot happen on this parent
+			}
+			return nil, &rpc.ServerError{Msg: err.Error()} // core's text, as go-ethereum's miner answers
+		}
+	}
+	if fromPool {
+		s.fill(b)
+	}
+	block, requests, err := s.finalise(b)
+	if err != nil {
+		return nil, &rpc.ServerError{Msg: err.Error()}
+	}
+	if requests == nil && s.config.IsPrague(block.Number(), block.Time()) {
+		requests = [][]byte{}
+	}
+	env := engine.BlockToExecutableData(block, blockValue(block, b.receipts), nil, requests)
+	if !s.config.IsOptimism() {
+		env.ParentBeaconBlockRoot = nil // op-geth's addition; go-ethereum's envelope has none
+	}
+	return env, nil
+}
+
+// blockValue is what the fee recipient earns: each transaction's effective
+// tip times the gas it used (go-ethereum's miner's total fees).
+func blockValue(block *types.Block, receipts types.Receipts) *big.Int {
+	total := new(big.Int)
+	for i, tx := range block.Transactions() {
+		tip, err := tx.EffectiveGasTip(block.BaseFee())
+		if err != nil {
+			continue
+		}
+		total.Add(total, tip.Mul(tip, new(big.Int).SetUint64(receipts[i].GasUsed)))
+	}
+	return total
+}
+
+// buildBlockV1 decodes testing_buildBlockV1's parameters: the parent hash,
+// the payload attributes (V3), the transactions (an array of raw
+// transactions, or null for the pool) and the optional extra data.
+func (a *API) buildBlockV1(ctx context.Context, p rpc.Params) (any, error) {
+	if err := p.Max(4); err != nil {
+		return nil, err
+	}
+	var req BuildRequest
+	if err := p.Required(0, &req.Parent); err != nil {
+		return nil, err
+	}
+	if err := p.Required(1, &req.Attrs); err != nil {
+		return nil, err
+	}
+	var raws *[]hexutil.Bytes
+	if _, err := p.Optional(2, &raws); err != nil {
+		return nil, err
+	}
+	if raws != nil {
+		req.Txs = make([]*types.Transaction, 0, len(*raws))
+		for i, raw := range *raws {
+			tx := new(types.Transaction)
+			if err := tx.UnmarshalBinary(raw); err != nil {
+				return nil, &rpc.InvalidParamsError{Msg: fmt.Sprintf("invalid transaction %d: %v", i, err)}
+			}
+			req.Txs = append(req.Txs, tx)
+		}
+	}
+	var extra *hexutil.Bytes
+	if _, err := p.Optional(3, &extra); err != nil {
+		return nil, err
+	}
+	if extra != nil {
+		if len(*extra) > 32 {
+			return nil, &rpc.InvalidParamsError{Msg: fmt.Sprintf("extraData of %d bytes, at most 32", len(*extra))}
+		}
+		req.Extra = *extra
+	}
+	env, err := a.s.BuildBlock(ctx, req)
+	if err != nil {
+		var coded rpc.Error
+		if errors.As(err, &coded) {
+			return nil, err
+		}
+		return nil, &rpc.ServerError{Msg: err.Error()}
+	}
+	return envelopeJSON(env)
+}
+
+// envelopeJSON is env as go-ethereum answers it: from 1.17.5 on it leaves
+// out the execution payload's slotNumber (an Amsterdam field) while unset,
+// where op-geth's encoder writes null.
+func envelopeJSON(env *engine.ExecutionPayloadEnvelope) (json.RawMessage, error) {
+	raw, err := json.Marshal(env)
+	if err != nil {
+		return nil, &rpc.InternalError{Msg: err.Error()}
+	}
+	var outer map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &outer); err != nil {
+		return nil, &rpc.InternalError{Msg: err.Error()}
+	}
+	var payload map[string]json.RawMessage
+	if err := json.Unmarshal(outer["executionPayload"], &payload); err != nil {
+		return nil, &rpc.InternalError{Msg: err.Error()}
+	}
+	if string(payload["slotNumber"]) != "null" {
+		return raw, nil
+	}
+	delete(payload, "slotNumber")
+	if outer["executionPayload"], err = json.Marshal(payload); err != nil {
+		return nil, &rpc.InternalError{Msg: err.Error()}
+	}
+	if raw, err = json.Marshal(outer); err != nil {
+		return nil, &rpc.InternalError{Msg: err.Error()}
+	}
+	return raw, nil
+}
