@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -45,6 +46,7 @@ type openBlock struct {
 	// withdrawals are credited when the block is finalised (only blocks
 	// built by testing_buildBlockV1 have any).
 	withdrawals types.Withdrawals
+	blobGas     uint64 // used so far
 }
 
 // openNext opens the block on top of the chain head. env, when given (WAL
@@ -208,12 +210,13 @@ func (s *Sequencer) fill(b *openBlock) (stale, invalid []common.Hash) {
 	for h.Len() > 0 {
 		run := h.runs[0]
 		e := run[0]
-		if b.gp.Gas() < e.Tx.Gas() || (b.header.BaseFee != nil && e.Tx.GasFeeCapIntCmp(b.header.BaseFee) < 0) {
+		if !s.fits(b, e.Tx) {
 			s.log.Debug("transaction waits", "hash", e.Tx.Hash(), "gasLeft", b.gp.Gas(), "baseFee", b.header.BaseFee)
 			heap.Pop(h) // does not fit this block or is underpriced: wait
 			continue
 		}
-		err := s.apply(b, e.Tx)
+		// A blob transaction goes into the block without its sidecar.
+		err := s.apply(b, e.Tx.WithoutBlobTxSidecar())
 		switch {
 		case err == nil:
 		case errors.Is(err, core.ErrNonceTooLow):
@@ -240,6 +243,20 @@ func (s *Sequencer) fill(b *openBlock) (stale, invalid []common.Hash) {
 	return stale, invalid
 }
 
+// fits reports whether tx can execute in b now: its gas and blob gas fit
+// what is left, its fee caps reach the block's base fees. Otherwise it
+// waits in the pool.
+func (s *Sequencer) fits(b *openBlock, tx *types.Transaction) bool {
+	if b.gp.Gas() < tx.Gas() || (b.header.BaseFee != nil && tx.GasFeeCapIntCmp(b.header.BaseFee) < 0) {
+		return false
+	}
+	if tx.Type() != types.BlobTxType {
+		return true
+	}
+	return b.blobGas+tx.BlobGas() <= eip4844.MaxBlobGasPerBlock(s.config, b.header.Time) &&
+		b.evm.Context.BlobBaseFee != nil && tx.BlobGasFeeCapIntCmp(b.evm.Context.BlobBaseFee) >= 0
+}
+
 // apply executes one transaction on the open block and adds it to the
 // entries of the next flashblock record; on error the block is unchanged.
 func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
@@ -264,5 +281,6 @@ func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
 	b.entries = append(b.entries, raw)
 	b.txs = append(b.txs, tx)
 	b.receipts = append(b.receipts, receipt)
+	b.blobGas += receipt.BlobGasUsed
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/beacon/engine"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/rpc"
@@ -74,9 +75,17 @@ func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.E
 		return nil, &rpc.ServerError{Msg: err.Error()}
 	}
 	b.withdrawals = req.Attrs.Withdrawals
+	sidecars := make(map[common.Hash]*types.BlobTxSidecar)
 	for _, tx := range txs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if sc := tx.BlobTxSidecar(); sc != nil {
+			sidecars[tx.Hash()] = sc
+			tx = tx.WithoutBlobTxSidecar()
+		}
+		if max := eip4844.MaxBlobGasPerBlock(s.config, b.header.Time); b.blobGas+tx.BlobGas() > max {
+			return nil, &rpc.ServerError{Msg: fmt.Sprintf("max data blobs reached: block blob gas %d of %d, tx %v needs %d", b.blobGas, max, tx.Hash(), tx.BlobGas())}
 		}
 		if err := s.apply(b, tx); err != nil {
 			if fromPool {
@@ -95,11 +104,29 @@ func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.E
 	if requests == nil && s.config.IsPrague(block.Number(), block.Time()) {
 		requests = [][]byte{}
 	}
-	env := engine.BlockToExecutableData(block, blockValue(block, b.receipts), nil, requests)
+	env := engine.BlockToExecutableData(block, blockValue(block, b.receipts), s.sidecars(block, sidecars), requests)
 	if !s.config.IsOptimism() {
 		env.ParentBeaconBlockRoot = nil // op-geth's addition; go-ethereum's envelope has none
 	}
 	return env, nil
+}
+
+// sidecars are the blob sidecars of block's blob transactions, in order:
+// given with the transactions or kept by the pool (a pre-confirmed blob
+// transaction's sidecar is no longer kept: its blobs are left out).
+func (s *Sequencer) sidecars(block *types.Block, given map[common.Hash]*types.BlobTxSidecar) []*types.BlobTxSidecar {
+	var out []*types.BlobTxSidecar
+	for _, tx := range block.Transactions() {
+		if tx.Type() != types.BlobTxType {
+			continue
+		}
+		if sc := given[tx.Hash()]; sc != nil {
+			out = append(out, sc)
+		} else if e := s.pool.Get(tx.Hash()); e != nil && e.Tx.BlobTxSidecar() != nil {
+			out = append(out, e.Tx.BlobTxSidecar())
+		}
+	}
+	return out
 }
 
 // blockValue is what the fee recipient earns: each transaction's effective

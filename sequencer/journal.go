@@ -23,7 +23,7 @@ func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
 		return res, err
 	}
 	if s.wal != nil {
-		raw, err := tx.MarshalBinary()
+		raw, err := res.Tx.MarshalBinary() // a blob transaction with its (converted) sidecar
 		if err != nil {
 			return res, err
 		}

@@ -26,8 +26,9 @@ import (
 var (
 	// ErrTxPoolOverflow: the pool holds Config.GlobalSlots transactions.
 	ErrTxPoolOverflow = errors.New("txpool is full")
-	// ErrBlobTx: blob transactions need sidecars, which preconf does not keep.
-	ErrBlobTx = fmt.Errorf("%w: blob transactions (type 3) are not accepted: preconf keeps no blob sidecars", core.ErrTxTypeNotSupported)
+	// ErrBlobTx: a blob transaction without its sidecar (blobs,
+	// commitments, proofs), as eth_sendTransaction would have to make one.
+	ErrBlobTx = fmt.Errorf("%w: a blob transaction (type 3) needs its blobs: sign it with its sidecar and send it with eth_sendRawTransaction", core.ErrTxTypeNotSupported)
 )
 
 // Config are the pool's limits.
@@ -41,10 +42,13 @@ type Config struct {
 	PriceBump uint64
 	// MaxSize is the largest accepted encoded transaction (go-ethereum: 128 KiB).
 	MaxSize uint64
+	// MaxBlobTxSize is the largest accepted blob transaction with its
+	// sidecar (go-ethereum's blob pool: 1 MiB).
+	MaxBlobTxSize uint64
 }
 
 // DefaultConfig is sized for a dev chain under load tests.
-var DefaultConfig = Config{AccountSlots: 8192, GlobalSlots: 65536, PriceBump: 10, MaxSize: 4 * 32 * 1024}
+var DefaultConfig = Config{AccountSlots: 8192, GlobalSlots: 65536, PriceBump: 10, MaxSize: 4 * 32 * 1024, MaxBlobTxSize: 1 << 20}
 
 // Env is what validation reads: the pending block's header (fork rules,
 // base fee, gas limit) and the pending state (nonces, balances).
@@ -91,6 +95,9 @@ func New(cfg Config, chain *params.ChainConfig, env Env) *Pool {
 	if cfg.MaxSize == 0 {
 		cfg.MaxSize = DefaultConfig.MaxSize
 	}
+	if cfg.MaxBlobTxSize == 0 {
+		cfg.MaxBlobTxSize = DefaultConfig.MaxBlobTxSize
+	}
 	return &Pool{
 		cfg: cfg, chain: chain, env: env,
 		signer:   types.LatestSignerForChainID(chain.ChainID),
@@ -103,7 +110,11 @@ func New(cfg Config, chain *params.ChainConfig, env Env) *Pool {
 // Signer is the signer senders are recovered with.
 func (p *Pool) Signer() types.Signer { return p.signer }
 
-const acceptedTypes = 1<<types.LegacyTxType | 1<<types.AccessListTxType | 1<<types.DynamicFeeTxType | 1<<types.SetCodeTxType
+// acceptedTypes: every type a user sends. Blob transactions come with their
+// sidecar, which the pool keeps until the transaction is executed (blocks
+// carry them without); go-ethereum's validation refuses them on OP-stack
+// chains, as op-geth does.
+const acceptedTypes = 1<<types.LegacyTxType | 1<<types.AccessListTxType | 1<<types.DynamicFeeTxType | 1<<types.BlobTxType | 1<<types.SetCodeTxType
 
 // Result tells how an accepted transaction stands.
 type Result struct {
@@ -117,19 +128,30 @@ type Result struct {
 	NextNonce uint64
 	// Replaced is the transaction this one replaced, if any.
 	Replaced *types.Transaction
+	// Tx is the transaction pooled: the one added, or a copy whose blob
+	// sidecar was converted to cell proofs (Osaka).
+	Tx *types.Transaction
 }
 
 // Add validates tx against the pending state and the pool and inserts it.
 // Errors carry go-ethereum's texts ("nonce too low: next nonce 3, tx nonce 1").
+// It returns the transaction pooled, which differs from tx when a blob
+// sidecar was converted (see blobSidecar).
 func (p *Pool) Add(tx *types.Transaction) (Result, error) {
-	if tx.Type() == types.BlobTxType {
-		return Result{}, ErrBlobTx
-	}
 	head, st, err := p.env()
 	if err != nil {
 		return Result{}, fmt.Errorf("pending state unavailable: %w", err)
 	}
-	opts := &txpool.ValidationOptions{Config: p.chain, Accept: acceptedTypes, MaxSize: p.cfg.MaxSize, MinTip: new(big.Int)}
+	opts := &txpool.ValidationOptions{Config: p.chain, Accept: acceptedTypes, MaxSize: p.cfg.MaxSize, MinTip: new(big.Int), MaxBlobCount: params.BlobTxMaxBlobs}
+	if tx.Type() == types.BlobTxType {
+		if tx.BlobTxSidecar() == nil {
+			return Result{}, ErrBlobTx
+		}
+		if tx, err = p.blobSidecar(tx, head); err != nil {
+			return Result{}, err
+		}
+		opts.MaxSize = p.cfg.MaxBlobTxSize
+	}
 	if err := txpool.ValidateTransaction(tx, head, p.signer, opts); err != nil {
 		return Result{}, err
 	}
@@ -210,6 +232,7 @@ func (p *Pool) Add(tx *types.Transaction) (Result, error) {
 	}
 	p.seq++
 	e := &Entry{Tx: tx, From: from, Seq: p.seq}
+	res.Tx = tx
 	acct.txs[tx.Nonce()] = e
 	acct.spent.Add(acct.spent, cost)
 	p.all[hash] = e
@@ -375,4 +398,20 @@ func (p *Pool) All() []*Entry {
 		return 0
 	})
 	return out
+}
+
+// blobSidecar converts a version-0 blob sidecar (one KZG proof per blob) to
+// version 1 (cell proofs) once Osaka is active at head, as go-ethereum's
+// eth_sendRawTransaction does; validation then checks the version the fork
+// wants.
+func (p *Pool) blobSidecar(tx *types.Transaction, head *types.Header) (*types.Transaction, error) {
+	sc := tx.BlobTxSidecar()
+	if sc.Version != types.BlobSidecarVersion0 || !p.chain.IsOsaka(head.Number, head.Time) || p.chain.IsOptimism() {
+		return tx, nil
+	}
+	sc = sc.Copy()
+	if err := sc.ToV1(); err != nil {
+		return nil, fmt.Errorf("blob sidecar conversion failed: %v", err)
+	}
+	return tx.WithBlobTxSidecar(sc), nil
 }

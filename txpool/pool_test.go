@@ -104,7 +104,7 @@ func TestAddValidation(t *testing.T) {
 		{"gas above block limit", f.tx(t, f.key, 3, 31_000_000, 2*gwei, 1, nil), nil, "transaction gas limit too high"},
 		{"invalid chain id", wrongChain, txpool.ErrInvalidSender, "invalid sender: invalid chain id for signer"},
 		{"invalid signature", badSig, txpool.ErrInvalidSender, "invalid sender"},
-		{"blob transaction", blob, core.ErrTxTypeNotSupported, "transaction type not supported: blob transactions"},
+		{"blob transaction without blobs", blob, core.ErrTxTypeNotSupported, "transaction type not supported: a blob transaction (type 3) needs its blobs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
