@@ -28,9 +28,10 @@ var ErrRequestTimeout = &CodedError{Code: CodeTimeout, Msg: "request timed out"}
 // errClientGone cancels a request whose client disconnected.
 var errClientGone = errors.New("client went away")
 
-// Namespaces a node can serve, for Options.Namespaces (--http.api). "anvil"
-// and "evm" name one group (the anvil-compatible dev methods).
-var Namespaces = []string{"eth", "net", "web3", "debug", "txpool", "wallet", "anvil", "evm", "personal", "follower"}
+// Namespaces a node can serve, for Options.Namespaces (--http.api). "anvil",
+// "evm" and "hardhat" name one group (the anvil-compatible dev methods);
+// "testing" is execution-apis' testing_buildBlockV1.
+var Namespaces = []string{"eth", "net", "web3", "debug", "txpool", "wallet", "anvil", "evm", "hardhat", "testing", "personal", "follower"}
 
 // ParseNamespaces checks a --http.api list: nil means every namespace.
 func ParseNamespaces(list []string) ([]string, error) {
@@ -46,8 +47,8 @@ func ParseNamespaces(list []string) ([]string, error) {
 			return nil, fmt.Errorf("unknown API namespace %q (known: %s)", n, strings.Join(Namespaces, ", "))
 		}
 		out = append(out, n)
-		if n == "anvil" || n == "evm" { // one group under two names
-			out = append(out, "anvil", "evm")
+		if n == "anvil" || n == "evm" || n == "hardhat" { // one group under three names
+			out = append(out, "anvil", "evm", "hardhat")
 		}
 	}
 	if len(out) == 0 {

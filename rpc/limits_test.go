@@ -186,7 +186,7 @@ func TestNamespaces(t *testing.T) {
 		t.Fatal("unknown namespace accepted")
 	}
 	ns, err := ParseNamespaces([]string{"eth", " EVM "})
-	if err != nil || strings.Join(ns, ",") != "anvil,eth,evm" {
+	if err != nil || strings.Join(ns, ",") != "anvil,eth,evm,hardhat" {
 		t.Fatalf("ParseNamespaces = %v, %v", ns, err)
 	}
 	if all, err := ParseNamespaces([]string{"*"}); err != nil || all != nil {

@@ -21,7 +21,7 @@ var limitFlags = []cli.Flag{
 	&cli.IntFlag{Name: "rpc.max-tracing-requests", Value: node.DefaultMaxTracing, Usage: "debug_trace* and eth_simulateV1 calls run at once (others wait within their deadline)", EnvVars: envName("rpc.max-tracing-requests")},
 	&cli.IntFlag{Name: "ws.max-subscriptions", Value: 1000, Usage: "live subscriptions per websocket connection (-32005 above it)", EnvVars: envName("ws.max-subscriptions")},
 	&cli.StringSliceFlag{Name: "http.vhosts", Value: cli.NewStringSlice(rpc.DefaultVHosts...), Usage: "Host header names served on every endpoint, against DNS rebinding (IP addresses always pass; * = any)", EnvVars: envName("http.vhosts")},
-	&cli.StringSliceFlag{Name: "http.api", Usage: "API namespaces served: eth, net, web3, debug, txpool, wallet, anvil/evm, personal, follower (default: all on a loopback address, eth,net,web3 elsewhere)", EnvVars: envName("http.api")},
+	&cli.StringSliceFlag{Name: "http.api", Usage: "API namespaces served: eth, net, web3, debug, txpool, wallet, anvil/evm/hardhat, testing, personal, follower (default: all on a loopback address, eth,net,web3 elsewhere)", EnvVars: envName("http.api")},
 	&cli.DurationFlag{Name: "shutdown-timeout", Value: defaultShutdownTimeout, Usage: "on SIGINT/SIGTERM, how long requests in flight may take to finish", EnvVars: envName("shutdown-timeout")},
 }
 
