@@ -57,8 +57,8 @@ func (s *Sequencer) Register(srv *rpc.Server, receipts ReceiptReader, gas GasEst
 		"eth_sendRawTransaction":     a.sendRawTransaction,
 		"eth_sendRawTransactionSync": a.sendRawTransactionSync,
 		"eth_sendTransaction":        a.sendTransaction,
-		"eth_signTransaction":        a.signTransaction,
-		"eth_fillTransaction":        a.fillTransaction,
+		"eth_signTransaction":        a.txResultHandler(a.buildTx),
+		"eth_fillTransaction":        a.txResultHandler(a.fillTx),
 		"eth_accounts":               a.accounts,
 		"eth_sign":                   a.signHandler(0, 1, 2),
 		"personal_sign":              a.signHandler(1, 0, 3), // (data, address, password)

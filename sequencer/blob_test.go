@@ -5,16 +5,10 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/consensus/beacon"
-	"github.com/ethereum/go-ethereum/consensus/ethash"
-	"github.com/ethereum/go-ethereum/core"
-	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto/kzg4844"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
-
-	"github.com/preconf/preconf/chain"
 )
 
 // TestBlobTransactionMined: a blob transaction sent with its sidecar is
@@ -57,12 +51,5 @@ func TestBlobTransactionMined(t *testing.T) {
 	if r := h.chain.Receipts(b); len(r) != 1 || r[0].BlobGasUsed != params.BlobTxBlobGasPerBlob || r[0].Status != types.ReceiptStatusSuccessful {
 		t.Errorf("receipt %+v", r)
 	}
-	fresh, err := core.NewBlockChain(rawdb.NewMemoryDatabase(), chain.DevGenesis(), beacon.New(ethash.NewFaker()), core.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Stop()
-	if _, err := fresh.InsertChain(types.Blocks{b}); err != nil {
-		t.Fatalf("go-ethereum rejects the block: %v", err)
-	}
+	reimport(t, types.Blocks{b})
 }

@@ -10,15 +10,9 @@ import (
 	"github.com/ethereum/go-ethereum/beacon/engine"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/consensus/beacon"
-	"github.com/ethereum/go-ethereum/consensus/ethash"
-	"github.com/ethereum/go-ethereum/core"
-	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
-
-	"github.com/preconf/preconf/chain"
 )
 
 // TestBuildBlock: testing_buildBlockV1 builds a block go-ethereum accepts
@@ -61,15 +55,7 @@ func TestBuildBlock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("payload does not assemble to its hash: %v", err)
 	}
-	fresh, err := core.NewBlockChain(rawdb.NewMemoryDatabase(), chain.DevGenesis(), beacon.New(ethash.NewFaker()), core.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Stop()
-	if _, err := fresh.InsertChain(types.Blocks{block}); err != nil {
-		t.Fatalf("go-ethereum rejects the built block: %v", err)
-	}
-	st, _ := fresh.State()
+	st, _ := reimport(t, types.Blocks{block}).State()
 	if got := st.GetBalance(common.Address{0xf2}).Uint64(); got != 7*params.GWei {
 		t.Errorf("withdrawal recipient balance %d, want 7 gwei", got)
 	}

@@ -212,29 +212,20 @@ func newTxResult(tx *types.Transaction) (*txResult, error) {
 	return &txResult{Raw: raw, Tx: tx}, nil
 }
 
-func (a *API) signTransaction(ctx context.Context, p rpc.Params) (any, error) {
-	args, err := txArgsParam(p)
-	if err != nil {
-		return nil, err
+// txResultHandler answers {raw, tx} for the transaction build makes of the
+// single transaction-arguments parameter: eth_signTransaction (buildTx,
+// signed with the dev key) and eth_fillTransaction (fillTx: unsigned, as
+// go-ethereum's, no key needed).
+func (a *API) txResultHandler(build func(context.Context, *txArgs) (*types.Transaction, error)) rpc.Handler {
+	return func(ctx context.Context, p rpc.Params) (any, error) {
+		args, err := txArgsParam(p)
+		if err != nil {
+			return nil, err
+		}
+		tx, err := build(ctx, args)
+		if err != nil {
+			return nil, err
+		}
+		return newTxResult(tx)
 	}
-	tx, err := a.buildTx(ctx, args)
-	if err != nil {
-		return nil, err
-	}
-	return newTxResult(tx)
-}
-
-// fillTransaction fills in what a transaction leaves out for the pending
-// block (fillTx) and answers it unsigned, as go-ethereum's
-// eth_fillTransaction: no key is needed.
-func (a *API) fillTransaction(ctx context.Context, p rpc.Params) (any, error) {
-	args, err := txArgsParam(p)
-	if err != nil {
-		return nil, err
-	}
-	tx, err := a.fillTx(ctx, args)
-	if err != nil {
-		return nil, err
-	}
-	return newTxResult(tx)
 }

@@ -467,16 +467,25 @@ func TestTxTypes(t *testing.T) {
 	if code := st.GetCode(a1); string(code) != string(types.AddressToDelegation(to)) {
 		t.Errorf("sealed code %x", code)
 	}
-	fresh, err := core.NewBlockChain(rawdb.NewMemoryDatabase(), chain.DevGenesis(), beacon.New(ethash.NewFaker()), core.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Stop()
 	var blocks types.Blocks
 	for i := uint64(1); i <= h.chain.Head().Number.Uint64(); i++ {
 		blocks = append(blocks, h.chain.BlockByNumber(i))
 	}
-	if idx, err := fresh.InsertChain(blocks); err != nil {
-		t.Fatalf("re-import of block %d: %v", blocks[idx].NumberU64(), err)
+	reimport(t, blocks)
+}
+
+// reimport inserts blocks into a fresh dev chain with go-ethereum's full
+// validation (state root, receipts, bloom, gas, withdrawals, requests) and
+// returns that chain; a rejection fails the test.
+func reimport(t *testing.T, blocks types.Blocks) *core.BlockChain {
+	t.Helper()
+	fresh, err := core.NewBlockChain(rawdb.NewMemoryDatabase(), chain.DevGenesis(), beacon.New(ethash.NewFaker()), core.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(fresh.Stop)
+	if idx, err := fresh.InsertChain(blocks); err != nil {
+		t.Fatalf("go-ethereum rejects block %d: %v", blocks[idx].NumberU64(), err)
+	}
+	return fresh
 }

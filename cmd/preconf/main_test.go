@@ -234,7 +234,19 @@ func (p *proc) stop(t *testing.T) {
 	}
 }
 
+// post posts body and returns the result; an error answer fails the test.
 func post(t *testing.T, url, body string) string {
+	t.Helper()
+	b := []byte(postRaw(t, url, body))
+	var v map[string]json.RawMessage
+	if err := json.Unmarshal(b, &v); err != nil || v["error"] != nil {
+		t.Fatalf("%s → %s", body, b)
+	}
+	return string(v["result"])
+}
+
+// postRaw posts body and returns the whole answer (result or error).
+func postRaw(t *testing.T, url, body string) string {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
@@ -245,11 +257,7 @@ func post(t *testing.T, url, body string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v map[string]json.RawMessage
-	if err := json.Unmarshal(b, &v); err != nil || v["error"] != nil {
-		t.Fatalf("%s → %s", body, b)
-	}
-	return string(v["result"])
+	return string(b)
 }
 
 func freePort(t *testing.T) string {

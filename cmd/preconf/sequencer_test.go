@@ -1,8 +1,6 @@
 package main
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -55,19 +53,4 @@ func TestSequencerModes(t *testing.T) {
 	if !strings.Contains(receipt, `"blockNumber":"0x1"`) || !strings.Contains(receipt, `"status":"0x1"`) {
 		t.Errorf("receipt after evm_mine: %s", receipt)
 	}
-}
-
-// postRaw posts body and returns the whole answer (result or error).
-func postRaw(t *testing.T, url, body string) string {
-	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
