@@ -3,8 +3,7 @@
 // Node.js they run on by scripts/setup-clients), plus Go checks of the
 // websocket subscriptions and the flashblocks feed end to end. Without the
 // npm tooling the client tests are skipped, except under CI=true, where
-// missing tooling fails. Tests of behaviour the node does not have yet are
-// in *_phase2_test.go, built only with -tags phase2 (see there).
+// missing tooling fails.
 package clients_test
 
 import (

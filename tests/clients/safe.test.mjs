@@ -1,9 +1,7 @@
-// PHASE 2 of issue 11 (run by workflows_phase2_test.go, -tags phase2):
-// "safe" and "finalized" on a fresh dev chain. They are the blocks
-// --safe-lag/--finalized-lag (32/64) behind the head, floored at genesis,
-// from the first second on, as anvil answers them from block 0; until then
-// the node answers -32000 "safe block not found" while fewer than 32 (64)
-// blocks exist. The Go test starts a fresh node for this file.
+// "safe" and "finalized" on a fresh dev chain (run by devchain_test.go):
+// the blocks --safe-lag/--finalized-lag (32/64) behind the head, floored at
+// genesis, from the first second on, as anvil answers them from block 0.
+// The Go test starts a fresh node for this file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicClient, defineChain, http } from 'viem';

@@ -1,11 +1,10 @@
-// PHASE 2 of issue 11 (run by workflows_phase2_test.go, -tags phase2):
-// transactions sent back to back, without waiting for receipts, with
-// nonces, fees and gas chosen by the library. Libraries read the next nonce
-// with eth_getTransactionCount(addr, "pending"); the node must count the
-// sender's transactions admitted to its pool, not only the pre-confirmed
-// ones (as go-ethereum's pool nonce does). Until then the second send reuses
-// the first one's nonce. anvil passes all of these (automine and
-// --block-time 2), ethers with its request cache off.
+// Transactions sent back to back, without waiting for receipts, with
+// nonces, fees and gas chosen by the library (run by devchain_test.go).
+// Libraries read the next nonce with eth_getTransactionCount(addr,
+// "pending"); the node counts the sender's transactions admitted to its
+// pool, not only the pre-confirmed ones (as go-ethereum's pool nonce does).
+// anvil passes all of these (automine and --block-time 2), ethers with its
+// request cache off.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicClient, createWalletClient, defineChain, http } from 'viem';

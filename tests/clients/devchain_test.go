@@ -1,14 +1,8 @@
-//go:build phase2
-
-// Tests of what issue 11 leaves to its phase 2 (the sequencer-side items:
-// the pool-aware pending nonce, manual mining with --block-time 0, safe and
-// finalized from block 0, cast's error naming the pending nonce). They fail
-// today, each for the reason its comment quotes, so they are built only
-// with the phase2 tag:
-//
-//	go test -tags phase2 -count=1 -run 'Phase2' ./tests/clients
-//
-// Phase 2 drops the tag (and the .phase2 in the script names) as they pass.
+// Dev-chain workflows of issue 11 as scripts run them: back-to-back sends
+// with library-chosen nonces (the pool-aware pending nonce), cast sending
+// twice (the error naming the pending nonce), safe and finalized on a fresh
+// chain, and manual mining with --block-time 0. anvil passes the same
+// scripts (automine, --block-time 2, --no-mining).
 
 package clients_test
 
@@ -20,22 +14,21 @@ import (
 )
 
 // viem and ethers send five transactions back to back, ethers deploys five
-// contracts back to back (sends.phase2.test.mjs). Today the second send
-// reuses the first nonce: eth_getTransactionCount(addr, "pending") counts
-// pre-confirmed transactions only, not those waiting in the pool for the
-// next flashblock; viem: "replacement transaction underpriced" or "nonce
-// too low: next nonce 1, tx nonce 0", ethers: "nonce has already been used"
-// or "replacement fee too low".
-func TestPhase2BackToBackSends(t *testing.T) {
-	nodeTests(t, slowNode(t), []string{"sends.phase2.test.mjs"}, map[string]int{"VIEM": 1, "ETHERS": 2, "ETHERS_DEPLOY": 3})
+// contracts back to back (sends.test.mjs): every nonce comes from
+// eth_getTransactionCount(addr, "pending"), which counts the sender's
+// transactions waiting in the pool for the next flashblock. Before the pool
+// nonce the second send reused the first nonce (viem: "replacement
+// transaction underpriced", ethers: "nonce has already been used").
+func TestBackToBackSends(t *testing.T) {
+	nodeTests(t, slowNode(t), []string{"sends.test.mjs"}, map[string]int{"VIEM": 1, "ETHERS": 2, "ETHERS_DEPLOY": 3})
 }
 
 // cast send twice in a row: cast 1.7 reads the nonce at "latest", which
 // lags the pre-confirmed receipt it just printed, so the second send reuses
 // the nonce. That stays so (latest is sealed state); the node's error must
-// explain it: name the pending nonce and say to read nonces at "pending".
-// Today: "nonce too low: next nonce 1, tx nonce 0".
-func TestPhase2CastSendTwice(t *testing.T) {
+// explain it: name the pending nonce and say to read nonces at "pending"
+// (it used to say only "nonce too low: next nonce 1, tx nonce 0").
+func TestCastSendTwice(t *testing.T) {
 	n := slowNode(t)
 	cast := castBin(t)
 	rpcURL := []string{"--rpc-url", n.http}
@@ -57,9 +50,9 @@ func TestPhase2CastSendTwice(t *testing.T) {
 }
 
 // safe and finalized on a fresh chain are block 0 (cast and
-// safe.phase2.test.mjs). Today: "server returned an error response: error
-// code -32000: safe block not found".
-func TestPhase2SafeFinalizedFreshChain(t *testing.T) {
+// safe.test.mjs), as anvil answers them (it used to be -32000 "safe block
+// not found" until 32 blocks existed).
+func TestSafeFinalizedFreshChain(t *testing.T) {
 	needNode(t)
 	n := startNode(t)
 	cast := castBin(t)
@@ -74,15 +67,13 @@ func TestPhase2SafeFinalizedFreshChain(t *testing.T) {
 			t.Errorf("cast balance --block %s: %s", tag, bal)
 		}
 	}
-	nodeTests(t, n, []string{"safe.phase2.test.mjs"}, nil)
+	nodeTests(t, n, []string{"safe.test.mjs"}, nil)
 }
 
 // Manual mining: with --block-time 0 transactions are pooled and a block is
-// sealed on evm_mine / anvil_mine (cast, and mining.phase2.test.mjs with
-// viem's test client and ethers). Today every send is refused: "this node
-// does not sequence (started with --block-time 0): transactions are not
-// accepted", and anvil_mine does not exist.
-func TestPhase2ManualMining(t *testing.T) {
+// sealed on evm_mine / anvil_mine (cast, and mining.test.mjs with viem's
+// test client and ethers), as with anvil --no-mining.
+func TestManualMining(t *testing.T) {
 	needNode(t)
 	n := startNode(t, "--block-time", "0")
 	cast := castBin(t)
@@ -96,7 +87,7 @@ func TestPhase2ManualMining(t *testing.T) {
 	if !regexpLine(out, "status", "1 (success)") || !regexpLine(out, "blockNumber", "1") {
 		t.Fatalf("after evm_mine, receipt of %s:\n%s", hash, out)
 	}
-	nodeTests(t, n, []string{"mining.phase2.test.mjs"}, map[string]int{"VIEM": 1, "ETHERS": 2})
+	nodeTests(t, n, []string{"mining.test.mjs"}, map[string]int{"VIEM": 1, "ETHERS": 2})
 }
 
 // startNode starts a node for one test, stopped when the test ends.

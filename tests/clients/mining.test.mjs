@@ -1,8 +1,6 @@
-// PHASE 2 of issue 11 (run by workflows_phase2_test.go, -tags phase2):
-// manual mining. With --block-time 0 the node pools transactions and seals
-// a block only when asked (evm_mine, anvil_mine), as anvil --no-mining and
-// geth's dev mode do; until then it refuses every transaction ("this node
-// does not sequence (started with --block-time 0)").
+// Manual mining (run by devchain_test.go): with --block-time 0 the node
+// pools transactions and seals a block only when asked (evm_mine,
+// anvil_mine), as anvil --no-mining and geth's dev mode do.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicClient, createTestClient, createWalletClient, defineChain, http } from 'viem';
