@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
@@ -60,10 +61,43 @@ type Config struct {
 	Logger  *slog.Logger
 }
 
+// Chain is the sealed chain below the sequencer: the local Pebble chain
+// (*chain.Chain) or a chain forked from an upstream node (*fork.Chain). The
+// sequencer reads the head and its state, and hands each sealed block to
+// InsertSealed; the chain owns every write of its store.
+type Chain interface {
+	Config() *params.ChainConfig
+	// ChainContext serves canonical headers to the EVM (BLOCKHASH).
+	ChainContext() core.ChainContext
+	Head() *types.Header
+	// HeaderByNumber is the canonical header at n, or nil.
+	HeaderByNumber(n uint64) *types.Header
+	// HeaderByHash is the header with hash h, or nil.
+	HeaderByHash(h common.Hash) *types.Header
+	// StateAt opens a private StateDB at h, the open block's state: its
+	// IntermediateRoot is the root the chain gives a block.
+	StateAt(h *types.Header) (*state.StateDB, error)
+	// StateReader is a concurrency-safe reader of the state at root.
+	StateReader(root common.Hash) (state.Reader, error)
+	// InsertSealed makes block the head with its receipts and the state
+	// statedb holds (a StateDB from StateAt, after IntermediateRoot); it
+	// returns the root to hand to Flush.
+	InsertSealed(block *types.Block, receipts types.Receipts, statedb *state.StateDB) (common.Hash, error)
+	// Flush makes everything InsertSealed wrote up to root durable.
+	Flush(root common.Hash) error
+	// Safe and Finalized are the marked blocks (never nil).
+	Safe() *types.Header
+	Finalized() *types.Header
+	SetSafe(h *types.Header)
+	SetFinalized(h *types.Header)
+}
+
+var _ Chain = (*chain.Chain)(nil)
+
 // Sequencer produces flashblocks and blocks. Create with New, then Start.
 type Sequencer struct {
 	cfg    Config
-	chain  *chain.Chain
+	chain  Chain
 	config *params.ChainConfig
 	src    *pending.Source
 	pool   *txpool.Pool
@@ -113,7 +147,7 @@ type Stats struct {
 }
 
 // New creates a sequencer over c, publishing to src. It does not run yet.
-func New(cfg Config, c *chain.Chain, src *pending.Source) (*Sequencer, error) {
+func New(cfg Config, c Chain, src *pending.Source) (*Sequencer, error) {
 	switch {
 	case cfg.Manual:
 		if cfg.Interval < 0 {
