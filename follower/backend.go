@@ -15,7 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/api"
-	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/remote"
 )
 
 // Backend is the sealed chain as the upstream serves it, with the methods

@@ -7,7 +7,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/remote"
 )
 
 // carryOver seeds the sealed block's state with what re-executing it already

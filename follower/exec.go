@@ -19,9 +19,9 @@ import (
 	"github.com/ethereum/go-ethereum/triedb"
 
 	"github.com/preconf/preconf/follower/feed"
-	"github.com/preconf/preconf/follower/remote"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/remote"
 	"github.com/preconf/preconf/syscalls"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/follower/feed"
-	"github.com/preconf/preconf/follower/remote"
 	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/remote"
 	"github.com/preconf/preconf/rpc"
 )
 

@@ -21,8 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/preconf/preconf/follower/feed"
-	"github.com/preconf/preconf/follower/remote"
 	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/remote"
 )
 
 // Config says what to follow.

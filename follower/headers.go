@@ -12,7 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/remote"
 )
 
 // maxHeaders bounds the header cache (BLOCKHASH needs at most 256 back).

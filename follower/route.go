@@ -10,7 +10,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/remote"
 	"github.com/preconf/preconf/rpc"
 )
 

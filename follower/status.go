@@ -8,7 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"github.com/preconf/preconf/follower/remote"
+	"github.com/preconf/preconf/remote"
 )
 
 // Status is the follower's health, for operators and tests.

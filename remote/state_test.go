@@ -19,8 +19,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/follower/remote"
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/remote"
 )
 
 var (
