@@ -39,24 +39,37 @@ func IsMethodNotFound(err error) bool {
 // Client is a JSON-RPC 2.0 client over HTTP with keep-alive connections.
 // Safe for concurrent use.
 type Client struct {
-	url     string
-	shown   string // url as errors show it (RedactURL)
-	http    *http.Client
-	timeout time.Duration
-	id      atomic.Uint64
+	url   string
+	shown string // url as errors show it (RedactURL)
+	http  *http.Client
+	opts  Options
+	id    atomic.Uint64
+	// slots bounds the exchanges in flight (nil: unbounded).
+	slots chan struct{}
+	// downUntil (unix ns) fails exchanges at once while the upstream is
+	// known to be down: see Options.Cooldown.
+	downUntil atomic.Int64
+	lastErr   atomic.Pointer[error]
 
-	Requests atomic.Uint64 // HTTP requests sent
+	Requests atomic.Uint64 // HTTP requests sent (each try of an exchange counts)
 	Calls    atomic.Uint64 // calls sent (a batch counts each)
 	Failures atomic.Uint64 // transport failures
+	Retries  atomic.Uint64 // tries after a failed one
 	// RoundTrip, if set (before first use), is told each exchange's time.
 	RoundTrip func(time.Duration)
 }
 
-// NewClient returns a client of the node at url. timeout bounds one HTTP
-// exchange (0: 10 s).
+// NewClient returns a client of the node at url that tries each exchange
+// once. timeout bounds one HTTP exchange (0: 10 s).
 func NewClient(url string, timeout time.Duration) *Client {
-	if timeout <= 0 {
-		timeout = 10 * time.Second
+	return NewClientWith(url, Options{Timeout: timeout})
+}
+
+// NewClientWith returns a client of the node at url with the given
+// timeout, retry and concurrency options.
+func NewClientWith(url string, o Options) *Client {
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
 	}
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -64,7 +77,11 @@ func NewClient(url string, timeout time.Duration) *Client {
 		MaxIdleConnsPerHost: 256,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &Client{url: url, shown: RedactURL(url), http: &http.Client{Transport: tr}, timeout: timeout}
+	c := &Client{url: url, shown: RedactURL(url), http: &http.Client{Transport: tr}, opts: o}
+	if o.MaxConcurrent > 0 {
+		c.slots = make(chan struct{}, o.MaxConcurrent)
+	}
+	return c
 }
 
 // URL is the upstream's address.
@@ -196,12 +213,14 @@ func (c *Client) Forward(ctx context.Context, body []byte) ([]byte, error) {
 	return c.post(ctx, body)
 }
 
-func (c *Client) post(ctx context.Context, body []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+// try is one HTTP exchange. retryAfter is the wait the upstream asked for
+// (a Retry-After header), zero when it did not say.
+func (c *Client) try(ctx context.Context, body []byte) (data []byte, retryAfter time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.shown, err)
+		return nil, 0, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.shown, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	c.Requests.Add(1)
@@ -211,19 +230,26 @@ func (c *Client) post(ctx context.Context, body []byte) ([]byte, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.Failures.Add(1)
-		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, c.shown, unwrapURLError(err))
+		return nil, 0, &transientError{fmt.Errorf("%w: %s: %v", ErrUnavailable, c.shown, unwrapURLError(err))}
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 128<<20))
+	data, err = io.ReadAll(io.LimitReader(resp.Body, 128<<20))
 	if err != nil {
 		c.Failures.Add(1)
-		return nil, fmt.Errorf("%w: %s: read: %v", ErrUnavailable, c.shown, err)
+		return nil, 0, &transientError{fmt.Errorf("%w: %s: read: %v", ErrUnavailable, c.shown, err)}
+	}
+	if retryableStatus(resp.StatusCode) {
+		c.Failures.Add(1)
+		return nil, parseRetryAfter(resp.Header.Get("Retry-After")), &transientError{fmt.Errorf("%w: %s: HTTP %s", ErrUnavailable, c.shown, resp.Status)}
 	}
 	if resp.StatusCode != http.StatusOK && (len(data) == 0 || (data[0] != '{' && data[0] != '[')) {
 		c.Failures.Add(1)
-		return nil, fmt.Errorf("%w: %s: HTTP %s", ErrUnavailable, c.shown, resp.Status)
+		return nil, 0, fmt.Errorf("%w: %s: HTTP %s", ErrUnavailable, c.shown, resp.Status)
 	}
-	return data, nil
+	if rateLimited(data) {
+		return nil, 0, &transientError{fmt.Errorf("%w: %s: rate limited: %s", ErrUnavailable, c.shown, truncate(data, 200))}
+	}
+	return data, 0, nil
 }
 
 func unwrapURLError(err error) error {
