@@ -37,12 +37,17 @@ type Shared struct {
 	Client  *Client
 	Timeout time.Duration // one read (0: 10 s)
 
+	// CodeWithAccount fetches a contract's code in the same exchange as its
+	// account proof (one round trip where the EVM would need two).
+	CodeWithAccount bool
+
 	mode     atomic.Int32 // Proofs, as configured
 	offUntil atomic.Int64 // auto mode: plain reads until then (unix ns), after a -32601
 	codes    sync.Map     // common.Hash → *entry[[]byte]
 	codeN    atomic.Int64
 	Fetches  atomic.Uint64 // values fetched from the upstream
-	Hits     atomic.Uint64 // values served from a cache
+	Hits     atomic.Uint64 // values served from a cache in memory
+	Stored   atomic.Uint64 // values served from a State's Store
 	Verified atomic.Uint64 // proofs verified
 }
 
@@ -105,6 +110,7 @@ type State struct {
 	hash   common.Hash
 	root   common.Hash
 	ref    map[string]any // EIP-1898 block selector
+	store  Store          // nil: memory only
 
 	codeErr atomic.Pointer[error] // last failed code read (Code cannot return errors)
 	// proofs is fixed when the State is made and only turns off (auto mode,
@@ -118,11 +124,17 @@ type State struct {
 }
 
 // NewState is the state after the sealed block h.
-func (sh *Shared) NewState(h *types.Header) *State {
+func (sh *Shared) NewState(h *types.Header) *State { return sh.NewStateWith(h, nil) }
+
+// NewStateWith is the state after the sealed block h whose values are kept
+// in store as well: a value store has is never asked of the upstream, and
+// every value fetched (verified) is put there.
+func (sh *Shared) NewStateWith(h *types.Header, store Store) *State {
 	hash := h.Hash()
 	st := &State{
 		sh: sh, number: h.Number.Uint64(), hash: hash, root: h.Root,
 		ref:   map[string]any{"blockHash": hash},
+		store: store,
 		accts: make(map[common.Address]*entry[*types.StateAccount]),
 		slots: make(map[slotKey]*entry[common.Hash]),
 	}
@@ -172,15 +184,30 @@ func (s *State) Account(addr common.Address) (*types.StateAccount, error) {
 	}
 	if len(s.accts) >= maxEntries { // full: answer without keeping it
 		s.mu.Unlock()
-		s.sh.Fetches.Add(1)
-		return s.fetchAccount(addr)
+		return s.loadAccount(addr)
 	}
 	e = newEntry[*types.StateAccount]()
 	s.accts[addr] = e
 	s.mu.Unlock()
-	v, err := s.fetchAccount(addr)
+	v, err := s.loadAccount(addr)
 	s.finishAccount(addr, e, v, err)
 	return copyAccount(v), err
+}
+
+// loadAccount reads an account from the store, or else the upstream.
+func (s *State) loadAccount(addr common.Address) (*types.StateAccount, error) {
+	if s.store != nil {
+		if v, ok := s.store.Account(addr); ok {
+			s.sh.Stored.Add(1)
+			return v, nil
+		}
+	}
+	s.sh.Fetches.Add(1)
+	v, err := s.fetchAccount(addr)
+	if err == nil && s.store != nil {
+		s.store.PutAccount(addr, v)
+	}
+	return v, err
 }
 
 func copyAccount(a *types.StateAccount) *types.StateAccount {
@@ -199,7 +226,6 @@ func (s *State) finishAccount(addr common.Address, e *entry[*types.StateAccount]
 		}
 		s.mu.Unlock()
 	}
-	s.sh.Fetches.Add(1)
 	close(e.done)
 }
 
@@ -207,6 +233,9 @@ func (s *State) fetchAccount(addr common.Address) (*types.StateAccount, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	if s.useProofs() {
+		if s.sh.CodeWithAccount {
+			return s.fetchAccountAndCode(ctx, addr)
+		}
 		var res proofResult
 		err := s.sh.Client.Call(ctx, &res, "eth_getProof", addr, []string{}, s.ref)
 		if err == nil {
@@ -222,6 +251,42 @@ func (s *State) fetchAccount(addr common.Address) (*types.StateAccount, error) {
 		return nil, s.wrap("account", addr, err)
 	}
 	return s.plainAccount(reqs)
+}
+
+// fetchAccountAndCode proves an account and fetches its code in one
+// exchange; the code is kept once it hashes to the proven code hash.
+func (s *State) fetchAccountAndCode(ctx context.Context, addr common.Address) (*types.StateAccount, error) {
+	var code hexutil.Bytes
+	reqs := []*Request{
+		{Method: "eth_getProof", Params: []any{addr, []string{}, s.ref}, Result: new(proofResult)},
+		{Method: "eth_getCode", Params: []any{addr, s.ref}, Result: &code},
+	}
+	if err := s.sh.Client.Batch(ctx, reqs); err != nil {
+		return nil, s.wrap("account", addr, err)
+	}
+	if err := reqs[0].Err; err != nil {
+		if s.proofUnavailable(err) {
+			return s.fetchAccount(addr)
+		}
+		return nil, s.wrap("account", addr, err)
+	}
+	s.sh.Verified.Add(1)
+	acct, err := verifyAccount(s.root, addr, reqs[0].Result.(*proofResult))
+	if err != nil || acct == nil || reqs[1].Err != nil {
+		return acct, err // a failed code read is asked again when the code is needed
+	}
+	hash := common.BytesToHash(acct.CodeHash)
+	if hash == types.EmptyCodeHash {
+		return acct, nil
+	}
+	if crypto.Keccak256Hash(code) != hash {
+		return nil, fmt.Errorf("%w: code of %s does not hash to %s", ErrLying, addr, hash)
+	}
+	s.storeCode(hash, code)
+	if s.store != nil {
+		s.store.PutCode(hash, code)
+	}
+	return acct, nil
 }
 
 func (s *State) wrap(what string, addr common.Address, err error) error {
@@ -264,209 +329,6 @@ func (s *State) plainAccount(reqs []*Request) (*types.StateAccount, error) {
 	return &types.StateAccount{Nonce: nonce, Balance: bal, Root: types.EmptyRootHash, CodeHash: hash[:]}, nil
 }
 
-// Prefetch loads the accounts not cached yet in one batch request (the
-// senders and recipients of a flashblock, before it executes).
-func (s *State) Prefetch(addrs []common.Address) error {
-	s.mu.Lock()
-	var (
-		missing []common.Address
-		entries []*entry[*types.StateAccount]
-	)
-	for _, a := range addrs {
-		if _, ok := s.accts[a]; ok || len(s.accts) >= maxEntries {
-			continue
-		}
-		e := newEntry[*types.StateAccount]()
-		s.accts[a] = e
-		missing = append(missing, a)
-		entries = append(entries, e)
-	}
-	s.mu.Unlock()
-	if len(missing) == 0 {
-		return nil
-	}
-	// Large sets go out as a few concurrent batches, so the upstream (and
-	// the proof checks here) can use more than one core.
-	chunk := max(prefetchChunk, (len(missing)+prefetchParallel-1)/prefetchParallel)
-	if len(missing) <= chunk {
-		return s.prefetch(missing, entries)
-	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs error
-	)
-	for lo := 0; lo < len(missing); lo += chunk {
-		hi := min(lo+chunk, len(missing))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := s.prefetch(missing[lo:hi], entries[lo:hi]); err != nil {
-				mu.Lock()
-				errs = err
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return errs
-}
-
-// Prefetch batching: at least prefetchChunk accounts per request, at most
-// prefetchParallel requests at once.
-const (
-	prefetchChunk    = 8
-	prefetchParallel = 4
-)
-
-func (s *State) prefetch(missing []common.Address, entries []*entry[*types.StateAccount]) error {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	proofs := s.useProofs()
-	var reqs []*Request
-	for _, a := range missing {
-		if proofs {
-			reqs = append(reqs, &Request{Method: "eth_getProof", Params: []any{a, []string{}, s.ref}, Result: new(proofResult)})
-		} else {
-			reqs = append(reqs, plainAccountRequests(a, s.ref)...)
-		}
-	}
-	batchErr := s.sh.Client.Batch(ctx, reqs)
-	for i, a := range missing {
-		var (
-			v   *types.StateAccount
-			err error
-		)
-		if proofs {
-			r := reqs[i]
-			switch {
-			case r.Err == nil:
-				s.sh.Verified.Add(1)
-				v, err = verifyAccount(s.root, a, r.Result.(*proofResult))
-			case s.proofUnavailable(r.Err):
-				v, err = s.fetchAccount(a)
-			default:
-				err = r.Err
-			}
-		} else {
-			v, err = s.plainAccount(reqs[3*i : 3*i+3])
-		}
-		s.finishAccount(a, entries[i], v, err)
-	}
-	return batchErr
-}
-
-// PrefetchStorage loads the slots not cached yet (and their accounts) in
-// one batch request: one eth_getProof per account with all its slots.
-func (s *State) PrefetchStorage(want map[common.Address][]common.Hash) error {
-	type job struct {
-		addr    common.Address
-		slots   []common.Hash
-		entries []*entry[common.Hash]
-		acct    *entry[*types.StateAccount] // nil: the account is cached or being fetched
-	}
-	var jobs []*job
-	s.mu.Lock()
-	for a, slots := range want {
-		j := &job{addr: a}
-		for _, k := range slots {
-			key := slotKey{a, k}
-			if _, ok := s.slots[key]; ok || len(s.slots) >= maxEntries {
-				continue
-			}
-			e := newEntry[common.Hash]()
-			s.slots[key] = e
-			j.slots = append(j.slots, k)
-			j.entries = append(j.entries, e)
-		}
-		if len(j.slots) == 0 {
-			continue
-		}
-		if _, ok := s.accts[a]; !ok && len(s.accts) < maxEntries {
-			j.acct = newEntry[*types.StateAccount]()
-			s.accts[a] = j.acct
-		}
-		jobs = append(jobs, j)
-	}
-	s.mu.Unlock()
-	if len(jobs) == 0 {
-		return nil
-	}
-	finishSlot := func(a common.Address, k common.Hash, e *entry[common.Hash], v common.Hash, err error) {
-		e.v, e.err = v, err
-		if err != nil {
-			s.mu.Lock()
-			if s.slots[slotKey{a, k}] == e {
-				delete(s.slots, slotKey{a, k})
-			}
-			s.mu.Unlock()
-		}
-		s.sh.Fetches.Add(1)
-		close(e.done)
-	}
-	ctx, cancel := s.ctx()
-	defer cancel()
-	if !s.useProofs() {
-		var reqs []*Request
-		for _, j := range jobs {
-			for _, k := range j.slots {
-				reqs = append(reqs, &Request{Method: "eth_getStorageAt", Params: []any{j.addr, k, s.ref}, Result: new(common.Hash)})
-			}
-			if j.acct != nil {
-				reqs = append(reqs, plainAccountRequests(j.addr, s.ref)...)
-			}
-		}
-		batchErr := s.sh.Client.Batch(ctx, reqs)
-		i := 0
-		for _, j := range jobs {
-			for n, k := range j.slots {
-				r := reqs[i]
-				i++
-				finishSlot(j.addr, k, j.entries[n], *r.Result.(*common.Hash), r.Err)
-			}
-			if j.acct != nil {
-				v, err := s.plainAccount(reqs[i : i+3])
-				i += 3
-				s.finishAccount(j.addr, j.acct, v, err)
-			}
-		}
-		return batchErr
-	}
-	reqs := make([]*Request, len(jobs))
-	for i, j := range jobs {
-		reqs[i] = &Request{Method: "eth_getProof", Params: []any{j.addr, j.slots, s.ref}, Result: new(proofResult)}
-	}
-	batchErr := s.sh.Client.Batch(ctx, reqs)
-	for i, j := range jobs {
-		r := reqs[i]
-		var (
-			acct *types.StateAccount
-			err  = r.Err
-		)
-		res, _ := r.Result.(*proofResult)
-		if err == nil {
-			s.sh.Verified.Add(1)
-			acct, err = verifyAccount(s.root, j.addr, res)
-		}
-		if j.acct != nil {
-			s.finishAccount(j.addr, j.acct, acct, err)
-		}
-		if err == nil && acct != nil && len(res.StorageProof) != len(j.slots) {
-			err = fmt.Errorf("%w: %d storage proofs for %d slots of %s", ErrLying, len(res.StorageProof), len(j.slots), j.addr)
-		}
-		for n, k := range j.slots {
-			var v common.Hash
-			serr := err
-			if serr == nil && acct != nil && acct.Root != types.EmptyRootHash {
-				p := res.StorageProof[n]
-				v, serr = verifySlot(acct.Root, k, p.Value, p.Proof)
-			}
-			finishSlot(j.addr, k, j.entries[n], v, serr)
-		}
-	}
-	return batchErr
-}
-
 // Storage implements state.Reader.
 func (s *State) Storage(addr common.Address, slot common.Hash) (common.Hash, error) {
 	k := slotKey{addr, slot}
@@ -478,52 +340,62 @@ func (s *State) Storage(addr common.Address, slot common.Hash) (common.Hash, err
 		s.sh.Hits.Add(1)
 		return e.v, e.err
 	}
-	if len(s.slots) >= maxEntries {
+	if len(s.slots) >= maxEntries { // full: answer without keeping it
 		s.mu.Unlock()
-		s.sh.Fetches.Add(1)
-		return s.fetchSlot(addr, slot)
+		return s.loadSlot(addr, slot)
 	}
 	e = newEntry[common.Hash]()
 	s.slots[k] = e
 	s.mu.Unlock()
-	v, err := s.fetchSlot(addr, slot)
-	e.v, e.err = v, err
-	if err != nil {
-		s.mu.Lock()
-		if s.slots[k] == e {
-			delete(s.slots, k)
+	if s.store != nil {
+		if v, ok := s.store.Storage(addr, slot); ok {
+			s.sh.Stored.Add(1)
+			e.v = v
+			close(e.done)
+			return v, nil
 		}
-		s.mu.Unlock()
 	}
-	s.sh.Fetches.Add(1)
-	close(e.done)
+	v, err := s.fetchSlot(addr, slot)
+	s.finishSlot(addr, slot, e, v, err)
 	return v, err
 }
 
+// loadSlot reads a slot from the store, or else the upstream, keeping
+// nothing in memory.
+func (s *State) loadSlot(addr common.Address, slot common.Hash) (common.Hash, error) {
+	if s.store != nil {
+		if v, ok := s.store.Storage(addr, slot); ok {
+			s.sh.Stored.Add(1)
+			return v, nil
+		}
+	}
+	s.sh.Fetches.Add(1)
+	v, err := s.fetchSlot(addr, slot)
+	if err == nil && s.store != nil {
+		s.store.PutStorage(addr, slot, v)
+	}
+	return v, err
+}
+
+// fetchSlot asks the upstream for one slot: with proofs, one eth_getProof
+// proves the account and the slot together (and the account is kept), so a
+// cold slot costs one round trip.
 func (s *State) fetchSlot(addr common.Address, slot common.Hash) (common.Hash, error) {
 	if s.useProofs() {
-		acct, err := s.Account(addr)
-		if err != nil {
-			return common.Hash{}, err
+		if acct, ok := s.cachedAccount(addr); ok && (acct == nil || acct.Root == types.EmptyRootHash) {
+			return common.Hash{}, nil // no storage: nothing to ask
 		}
-		if s.useProofs() { // still: the account read may have switched modes
-			if acct == nil || acct.Root == types.EmptyRootHash {
-				return common.Hash{}, nil
+		ctx, cancel := s.ctx()
+		defer cancel()
+		var res proofResult
+		err := s.sh.Client.Call(ctx, &res, "eth_getProof", addr, []common.Hash{slot}, s.ref)
+		if err == nil || !s.proofUnavailable(err) {
+			acct, values, err := s.verifySlots(addr, []common.Hash{slot}, &res, err)
+			if err != nil {
+				return common.Hash{}, err
 			}
-			ctx, cancel := s.ctx()
-			defer cancel()
-			var res proofResult
-			err = s.sh.Client.Call(ctx, &res, "eth_getProof", addr, []common.Hash{slot}, s.ref)
-			if err == nil {
-				if res.StorageHash != acct.Root || len(res.StorageProof) != 1 {
-					return common.Hash{}, fmt.Errorf("%w: storage proof of %s does not match its account", ErrLying, addr)
-				}
-				s.sh.Verified.Add(1)
-				return verifySlot(acct.Root, slot, res.StorageProof[0].Value, res.StorageProof[0].Proof)
-			}
-			if !s.proofUnavailable(err) {
-				return common.Hash{}, s.wrap("storage", addr, err)
-			}
+			s.seedAccount(addr, acct)
+			return values[0], nil
 		}
 	}
 	ctx, cancel := s.ctx()
@@ -533,6 +405,39 @@ func (s *State) fetchSlot(addr common.Address, slot common.Hash) (common.Hash, e
 		return common.Hash{}, s.wrap("storage", addr, err)
 	}
 	return v, nil
+}
+
+// cachedAccount is the account if a completed read holds it.
+func (s *State) cachedAccount(addr common.Address) (*types.StateAccount, bool) {
+	s.mu.Lock()
+	e, ok := s.accts[addr]
+	s.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	select {
+	case <-e.done:
+		return e.v, e.err == nil
+	default:
+		return nil, false
+	}
+}
+
+// seedAccount keeps an account proven along with a slot, unless a read of
+// it is cached or under way.
+func (s *State) seedAccount(addr common.Address, acct *types.StateAccount) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.accts[addr]; ok || len(s.accts) >= maxEntries {
+		return
+	}
+	e := newEntry[*types.StateAccount]()
+	e.v = copyAccount(acct)
+	close(e.done)
+	s.accts[addr] = e
+	if s.store != nil {
+		s.store.PutAccount(addr, acct)
+	}
 }
 
 // Cached returns the accounts and slots read so far (successfully).
@@ -633,6 +538,14 @@ func (s *State) code(addr common.Address, h common.Hash) ([]byte, error) {
 		s.sh.codes.Clear()
 		s.sh.codeN.Store(0)
 	}
+	if s.store != nil {
+		if c := s.store.Code(h); c != nil {
+			s.sh.Stored.Add(1)
+			e.v = c
+			close(e.done)
+			return c, nil
+		}
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	var code hexutil.Bytes
@@ -647,6 +560,8 @@ func (s *State) code(addr common.Address, h common.Hash) ([]byte, error) {
 	if err != nil {
 		s.sh.codes.CompareAndDelete(h, e)
 		s.codeErr.Store(&err)
+	} else if s.store != nil {
+		s.store.PutCode(h, code)
 	}
 	s.sh.Fetches.Add(1)
 	close(e.done)

@@ -133,9 +133,13 @@ func TestStateCoalescesConcurrentReads(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// one account proof + one storage proof, however many readers
-	if calls := sh.Client.Calls.Load(); calls != 2 {
-		t.Fatalf("%d upstream calls for 32 concurrent reads of one slot, want 2", calls)
+	// one proof of the account and the slot, however many readers
+	if calls := sh.Client.Calls.Load(); calls != 1 {
+		t.Fatalf("%d upstream calls for 32 concurrent reads of one slot, want 1", calls)
+	}
+	// the account came with it
+	if _, err := st.Account(contract); err != nil || sh.Client.Calls.Load() != 1 {
+		t.Fatalf("account after its slot: %v, %d calls", err, sh.Client.Calls.Load())
 	}
 }
 
