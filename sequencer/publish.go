@@ -1,7 +1,10 @@
 package sequencer
 
 import (
+	"fmt"
 	"time"
+
+	"github.com/ethereum/go-ethereum/core/state"
 
 	"github.com/preconf/preconf/pending"
 )
@@ -12,6 +15,9 @@ import (
 // snapshot that shows it is published.
 func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	root := b.statedb.IntermediateRoot(s.config.IsEIP158(b.header.Number))
+	if err := stateErr(b.statedb); err != nil {
+		return fmt.Errorf("block %d flashblock %d: %w", b.header.Number, b.index, err)
+	}
 	diff := b.touched.Collect(b.statedb)
 	st := b.state.With(diff) // the open block's state once the record is durable
 	snap := pending.Assemble(pending.Flashblock{
@@ -65,4 +71,20 @@ func (st *Stats) published(built, durable time.Time) {
 	if vis > st.VisibleMax.Load() {
 		st.VisibleMax.Store(vis)
 	}
+}
+
+// stateErr is a failed read of the open block's state (a StateDB records
+// it and carries on with empty values; a forked chain's reader reports what
+// it cannot record there, such as code): the execution is then not the
+// chain's, so it is never logged, published or sealed.
+func stateErr(db *state.StateDB) error {
+	if err := db.Error(); err != nil {
+		return fmt.Errorf("state read failed: %w", err)
+	}
+	if r, ok := db.Reader().(interface{ Err() error }); ok {
+		if err := r.Err(); err != nil {
+			return fmt.Errorf("state read failed: %w", err)
+		}
+	}
+	return nil
 }

@@ -26,6 +26,9 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	if err != nil {
 		return common.Hash{}, err
 	}
+	if err := stateErr(b.statedb); err != nil {
+		return common.Hash{}, fmt.Errorf("seal block %d: %w", block.NumberU64(), err)
+	}
 	hash, n := block.Hash(), block.NumberU64()
 	if want != nil && *want != hash {
 		s.log.Error("replayed block differs from the one sealed before the crash", "number", n, "was", *want, "now", hash)
