@@ -125,3 +125,80 @@ func (c *Client) RawReceipts(ctx context.Context, header *types.Header) (types.R
 	}
 	return out, nil
 }
+
+// Block fetches a block by hash, checked against its hash and
+// transactions root: as consensus RLP (debug_getRawBlock) where the upstream
+// offers it, else as JSON with full transactions (eth_getBlockByHash), as
+// public endpoints serve no debug_* methods. nil when unknown.
+func (c *Client) Block(ctx context.Context, hash common.Hash) (*types.Block, error) {
+	if !c.noDebug.Load() {
+		b, err := c.RawBlock(ctx, hash)
+		var rpcErr *Error
+		if !errors.As(err, &rpcErr) {
+			return b, err
+		}
+		c.noDebug.Store(true)
+	}
+	var raw json.RawMessage
+	if err := c.Call(ctx, &raw, "eth_getBlockByHash", hash, true); err != nil {
+		return nil, err
+	}
+	head, err := decodeHead(raw)
+	if err != nil || head == nil {
+		return nil, err
+	}
+	if head.Header.Hash() != hash {
+		return nil, fmt.Errorf("%w: asked block %s, got %s", ErrLying, hash, head.Header.Hash())
+	}
+	var body struct {
+		Transactions []*types.Transaction `json:"transactions"`
+		Withdrawals  []*types.Withdrawal  `json:"withdrawals"`
+		Uncles       []common.Hash        `json:"uncles"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, fmt.Errorf("upstream block %s body: %w", hash, err)
+	}
+	if len(body.Uncles) > 0 {
+		return nil, fmt.Errorf("upstream block %s has uncles, which only debug_getRawBlock serves", hash)
+	}
+	b := types.NewBlockWithHeader(head.Header).WithBody(types.Body{Transactions: body.Transactions, Withdrawals: body.Withdrawals})
+	if types.DeriveSha(b.Transactions(), trieHasher()) != b.TxHash() {
+		return nil, fmt.Errorf("%w: block %s transactions do not match its header", ErrLying, hash)
+	}
+	return b, nil
+}
+
+// Receipts fetches a block's consensus receipts, checked against the
+// header's receipts root: debug_getRawReceipts where offered, else
+// eth_getBlockReceipts.
+func (c *Client) Receipts(ctx context.Context, header *types.Header) (types.Receipts, error) {
+	if !c.noDebug.Load() {
+		rs, err := c.RawReceipts(ctx, header)
+		var rpcErr *Error
+		if !errors.As(err, &rpcErr) {
+			return rs, err
+		}
+		c.noDebug.Store(true)
+	}
+	var rs types.Receipts
+	if err := c.Call(ctx, &rs, "eth_getBlockReceipts", header.Hash()); err != nil {
+		return nil, err
+	}
+	if types.DeriveSha(rs, trieHasher()) != header.ReceiptHash {
+		return nil, fmt.Errorf("%w: receipts of block %d do not match its receipts root", ErrLying, header.Number)
+	}
+	return rs, nil
+}
+
+// RawHead holds an eth_getBlockBy* answer as Request.Result in a batch;
+// Decode checks and parses it as HeadByNumber does.
+type RawHead json.RawMessage
+
+// UnmarshalJSON keeps the answer as it came.
+func (r *RawHead) UnmarshalJSON(b []byte) error {
+	*r = append((*r)[:0], b...)
+	return nil
+}
+
+// Decode is the head (nil for a JSON null), its hash checked.
+func (r RawHead) Decode() (*Head, error) { return decodeHead(json.RawMessage(r)) }

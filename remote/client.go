@@ -50,6 +50,9 @@ type Client struct {
 	// known to be down: see Options.Cooldown.
 	downUntil atomic.Int64
 	lastErr   atomic.Pointer[error]
+	// noDebug: the upstream answered a debug_* method with an error, so
+	// blocks and receipts are asked for with eth_* methods.
+	noDebug atomic.Bool
 
 	Requests atomic.Uint64 // HTTP requests sent (each try of an exchange counts)
 	Calls    atomic.Uint64 // calls sent (a batch counts each)

@@ -577,6 +577,11 @@ func (s *State) CodeErr() error {
 	return nil
 }
 
+// ReadCode is the code with hash codeHash, or why it could not be read.
+func (s *State) ReadCode(addr common.Address, codeHash common.Hash) ([]byte, error) {
+	return s.code(addr, codeHash)
+}
+
 // Code implements state.ContractCodeReader (nil when unavailable).
 func (s *State) Code(addr common.Address, codeHash common.Hash) []byte {
 	c, _ := s.code(addr, codeHash)
