@@ -25,6 +25,7 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/feed"
 	"github.com/preconf/preconf/follower"
+	"github.com/preconf/preconf/fork"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/sequencer"
@@ -39,6 +40,11 @@ type Config struct {
 	DataDir string        // "" = in memory
 	Genesis *core.Genesis // nil = stored genesis, or the dev genesis for a new datadir
 	Imports []string      // RLP block files imported before serving
+
+	// Fork, when set, forks an upstream chain instead (fork mode): the
+	// node's chain is fork.Open(*Fork) with DataDir and Logger filled in;
+	// Genesis (its config only: the chain rules) goes to Fork.Genesis.
+	Fork *fork.Config
 
 	HTTPAddr    string // default 127.0.0.1
 	HTTPPort    int    // 0 = any free port
@@ -92,9 +98,11 @@ type Config struct {
 
 // Node is a running node.
 type Node struct {
-	cfg     Config
-	log     *slog.Logger
+	cfg Config
+	log *slog.Logger
+	// Chain is the local chain; Fork the forked one (fork mode): one is nil.
 	Chain   *chain.Chain
+	Fork    *fork.Chain
 	Pending *pending.Source
 	RPC     *rpc.Server
 	// Sequencer builds flashblocks and blocks (nil without one).
@@ -111,6 +119,9 @@ type Node struct {
 
 	// Metrics is the node's Prometheus registry, served on /metrics.
 	Metrics *prometheus.Registry
+
+	below  sequencer.Chain       // Chain or Fork, as the sequencer uses it
+	events subscribe.ChainEvents // Chain's or Fork's new heads
 
 	listener   net.Listener
 	http       *http.Server
@@ -173,34 +184,24 @@ func New(cfg Config) (*Node, error) {
 		}
 		n.OnClose(unlock) // released last: closers run newest first
 	}
-	c, err := chain.Open(chain.Config{Dir: cfg.DataDir, Genesis: cfg.Genesis, Logger: logger})
+	n.Metrics, n.rpcMetrics = newRegistry()
+	reads, err := n.openChain()
 	if err != nil {
 		n.Close()
 		return nil, err
-	}
-	n.Chain = c
-	n.Metrics, n.rpcMetrics = newRegistry()
-	n.OnClose(c.Close)
-	for _, f := range cfg.Imports {
-		res, err := c.ImportFile(f)
-		if err != nil {
-			n.Close()
-			return nil, err
-		}
-		logger.Info("import done", "file", f, "imported", res.Imported, "skipped", res.Skipped, "head", c.Head().Number)
 	}
 	if n.RPC, err = n.newRPC(n.rpcMetrics); err != nil {
 		n.Close()
 		return nil, err
 	}
-	methods, err := newMethods(cfg, api.New(c, n.Pending))
+	methods, err := newMethods(cfg, reads)
 	if err != nil {
 		n.Close()
 		return nil, err
 	}
 	methods.SetLogLimits(n.logLimits())
 	methods.Register(n.RPC)
-	if err := n.startWallet(c.Config().ChainID); err != nil {
+	if err := n.startWallet(n.below.Config().ChainID); err != nil {
 		n.Close()
 		return nil, err
 	}
@@ -307,7 +308,7 @@ func (n *Node) startSequencer(reads *api.API) error {
 	if n.cfg.DataDir != "" {
 		scfg.WALPath = filepath.Join(n.cfg.DataDir, "sequencer", "flashblocks.wal")
 	}
-	seq, err := sequencer.New(scfg, n.Chain, n.Pending)
+	seq, err := sequencer.New(scfg, n.below, n.Pending)
 	if err != nil {
 		return err
 	}
@@ -317,6 +318,9 @@ func (n *Node) startSequencer(reads *api.API) error {
 	n.Sequencer = seq
 	n.OnClose(seq.Stop)
 	reads.SetPoolNonces(seq.Pool())
+	if n.Fork != nil { // runs before seq.Stop: a block waiting for the upstream gives up
+		n.OnClose(n.Fork.StopWaiting)
+	}
 	seq.Register(n.RPC, reads, reads)
 	return nil
 }
@@ -326,7 +330,7 @@ func (n *Node) startSequencer(reads *api.API) error {
 // sequencer's first flashblock, so every flashblock is streamed.
 func (n *Node) startStreaming() {
 	streams := rpc.StreamOptions{Origins: n.cfg.CORSOrigins, Logger: n.log, Metrics: n.rpcMetrics}
-	n.Subscriptions = subscribe.New(n.Chain, n.Pending, n.log)
+	n.Subscriptions = subscribe.NewWithEvents(n.below.Config(), n.events, n.Pending, n.log)
 	n.Subscriptions.Register(n.RPC)
 	n.Subscriptions.Start()
 	n.OnClose(n.Subscriptions.Close)
