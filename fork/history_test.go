@@ -1,0 +1,179 @@
+package fork_test
+
+import (
+	"math/big"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/tracing"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/trie"
+	"github.com/holiman/uint256"
+
+	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/fork"
+	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/sequencer"
+)
+
+// below is what the differential test drives: the local chain and a fork
+// of the same genesis.
+type below interface {
+	sequencer.Chain
+	StateReader(root common.Hash) (state.Reader, error)
+}
+
+var (
+	fresh    = common.HexToAddress("0x000000000000000000000000000000000000f5e5")
+	deployed = []byte{0x60, 0x00, 0x56} // PUSH1 0 JUMP: any code will do
+)
+
+// edits are the state changes of each block, as cheats or transactions make
+// them: new and zeroed slots, balances, a new contract, an account destroyed,
+// then created again with other storage, deleted slots read back.
+var edits = []func(db *state.StateDB){
+	func(db *state.StateDB) {
+		db.SetState(box, common.Hash{}, common.Hash{})            // 42 → 0
+		db.SetState(box, common.Hash{31: 1}, common.Hash{31: 11}) // new
+		db.SetBalance(chain.DevAccounts()[2], uint256.NewInt(5), tracing.BalanceChangeUnspecified)
+		db.CreateAccount(fresh)
+		db.SetCode(fresh, deployed, tracing.CodeChangeUnspecified)
+		db.SetState(fresh, common.Hash{31: 7}, common.Hash{31: 70})
+	},
+	func(db *state.StateDB) {
+		db.SetState(box, common.Hash{31: 1}, common.Hash{31: 12})
+		db.SelfDestruct(fresh) // gone with its storage
+	},
+	func(db *state.StateDB) {
+		db.SetState(box, common.Hash{}, common.Hash{31: 3})
+		db.CreateAccount(fresh) // again, without the old slot
+		db.SetState(fresh, common.Hash{31: 8}, common.Hash{31: 80})
+		db.SetNonce(fresh, 1, tracing.NonceChangeUnspecified)
+	},
+	func(db *state.StateDB) {
+		db.SelfDestruct(box) // storage that came from the upstream is wiped too, then it is created again
+		db.Finalise(true)
+		db.CreateAccount(box) // not empty (a nonce), so it stays
+		db.SetNonce(box, 1, tracing.NonceChangeUnspecified)
+		db.SetState(box, common.Hash{31: 9}, common.Hash{31: 90})
+	},
+}
+
+// seal applies edit on the head of c as the sequencer would and inserts the
+// block; it returns the block's state root.
+func seal(t *testing.T, c below, edit func(*state.StateDB)) common.Hash {
+	t.Helper()
+	parent := c.Head()
+	db, err := c.StateAt(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(db)
+	cfg := c.Config()
+	h := &types.Header{
+		ParentHash: parent.Hash(), Number: new(big.Int).Add(parent.Number, common.Big1), GasLimit: parent.GasLimit,
+		Time: parent.Time + 1, Difficulty: new(big.Int), BaseFee: parent.BaseFee,
+		Root: db.IntermediateRoot(cfg.IsEIP158(parent.Number)),
+	}
+	block := types.NewBlock(h, &types.Body{}, nil, trie.NewStackTrie(nil), cfg)
+	root, err := c.InsertSealed(block, nil, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(root); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// Local blocks' history over forked state reads exactly as go-ethereum's own
+// state does after the same changes, at every block.
+func TestHistoryMatchesLocalChain(t *testing.T) {
+	// Shanghai rules: before Cancun (EIP-6780) an account with storage can
+	// be destroyed, so wiping upstream storage is covered too.
+	g := chain.DevGenesis()
+	cfg := *g.Config
+	cfg.CancunTime, cfg.PragueTime, cfg.OsakaTime, cfg.BlobScheduleConfig = nil, nil, nil, nil
+	g.Config = &cfg
+	g.Alloc[box] = types.Account{Code: boxCode, Balance: big.NewInt(1), Storage: map[common.Hash]common.Hash{
+		{}: common.BigToHash(big.NewInt(42)), {31: 2}: {31: 22},
+	}}
+	up, err := node.New(node.Config{Genesis: g, HTTPAddr: "127.0.0.1", Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Start(nil); err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	zero := uint64(0)
+	fc, err := fork.Open(fork.Config{URL: up.URL(), Block: &zero, Dir: t.TempDir(), Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	lc, err := chain.Open(chain.Config{Genesis: g, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+
+	addrs := []common.Address{box, fresh, chain.DevAccounts()[2], chain.DevAccounts()[3], {}}
+	slots := []common.Hash{{}, {31: 1}, {31: 2}, {31: 7}, {31: 8}, {31: 9}}
+	var roots [][2]common.Hash
+	for _, edit := range edits {
+		roots = append(roots, [2]common.Hash{seal(t, lc, edit), seal(t, fc, edit)})
+	}
+	for i, r := range roots {
+		want, err := lc.StateReader(r[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fc.StateReader(r[1])
+		if err != nil {
+			t.Fatalf("block %d: %v", i+1, err)
+		}
+		for _, a := range addrs {
+			wa, _ := want.Account(a)
+			ga, err := got.Account(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (wa == nil) != (ga == nil) {
+				t.Fatalf("block %d account %s: fork %+v, local %+v", i+1, a, ga, wa)
+			}
+			if wa != nil && (!wa.Balance.Eq(ga.Balance) || wa.Nonce != ga.Nonce || common.BytesToHash(wa.CodeHash) != common.BytesToHash(ga.CodeHash) ||
+				(wa.Root == types.EmptyRootHash) != (ga.Root == types.EmptyRootHash)) {
+				t.Fatalf("block %d account %s: fork %+v, local %+v", i+1, a, ga, wa)
+			}
+			for _, k := range slots {
+				wv, _ := want.Storage(a, k)
+				gv, err := got.Storage(a, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if wv != gv {
+					t.Fatalf("block %d slot %s of %s: fork %s, local %s", i+1, k, a, gv, wv)
+				}
+			}
+		}
+	}
+	// The roots name each state once, and a replay of the same changes on
+	// the same parent gives the same root (WAL recovery relies on it).
+	seen := map[common.Hash]bool{}
+	for _, r := range roots {
+		if seen[r[1]] {
+			t.Fatalf("root %s names two states", r[1])
+		}
+		seen[r[1]] = true
+	}
+	head := fc.Head()
+	db, _ := fc.StateAt(head)
+	edits[0](db)
+	again, _ := fc.StateAt(head)
+	edits[0](again)
+	if a, b := db.IntermediateRoot(true), again.IntermediateRoot(true); a != b {
+		t.Fatalf("same changes, two roots: %s %s", a, b)
+	}
+}
