@@ -205,9 +205,7 @@ func (c *Chain) Close() error {
 	c.closeOnce.Do(func() {
 		c.StopWaiting()
 		c.scope.Close()
-		if s, ok := c.db.(ethdb.KeyValueSyncer); ok {
-			s.SyncKeyValue()
-		}
+		c.db.SyncKeyValue()
 		err = c.db.Close()
 	})
 	return err

@@ -264,3 +264,22 @@ func sealed(t *testing.T, url string, hash common.Hash) map[string]any {
 func nodeLocal(dir string) (*node.Node, error) {
 	return node.New(node.Config{DataDir: dir, HTTPAddr: "127.0.0.1", Logger: quiet()})
 }
+
+// upstreamNodeWithID starts an in-memory dev node (no sequencer) whose
+// chain id is id.
+func upstreamNodeWithID(t *testing.T, id int64) *node.Node {
+	g := chain.DevGenesis()
+	cfg := *g.Config
+	cfg.ChainID = big.NewInt(id)
+	g.Config = &cfg
+	n, err := node.New(node.Config{Genesis: g, HTTPAddr: "127.0.0.1", Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(nil); err != nil {
+		n.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}

@@ -1,8 +1,11 @@
 package fork_test
 
 import (
+	"context"
+	"errors"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/state"
@@ -175,5 +178,53 @@ func TestHistoryMatchesLocalChain(t *testing.T) {
 	edits[0](again)
 	if a, b := db.IntermediateRoot(true), again.IntermediateRoot(true); a != b {
 		t.Fatalf("same changes, two roots: %s %s", a, b)
+	}
+}
+
+// Reset forks again at another block: local blocks and their state are
+// gone, the new fork block's state is the upstream's.
+func TestReset(t *testing.T) {
+	up := upstreamNode(t)
+	fc, err := fork.Open(fork.Config{URL: up.URL(), Dir: t.TempDir(), Logger: quiet(), Client: fastClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	first := fc.ForkBlock()
+	root := seal(t, fc, func(db *state.StateDB) { db.SetState(box, common.Hash{}, common.Hash{31: 99}) })
+	if r, _ := fc.StateReader(root); r == nil {
+		t.Fatal("no state at the local block")
+	}
+	send(t, up.URL(), devKey(t, 0), chain.DevChainID, append(selSet, arg(5)...))
+	deadline := time.Now().Add(10 * time.Second)
+	for up.Chain.Head().Number.Uint64() <= first.Number.Uint64()+1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	sealedHead := up.Chain.Head().Number.Uint64()
+	if err := fc.Reset(context.Background(), "", &sealedHead); err != nil {
+		t.Fatal(err)
+	}
+	if h := fc.Head(); h.Number.Uint64() != sealedHead || h.Hash() != up.Chain.HeaderByNumber(sealedHead).Hash() {
+		t.Fatalf("head after reset: %d %s", h.Number, h.Hash())
+	}
+	if _, err := fc.StateReader(root); err == nil {
+		t.Fatal("the old local block's state is still there")
+	}
+	r, err := fc.StateReader(fc.Head().Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := up.Chain.StateReader(fc.Head().Root)
+	for _, k := range []common.Hash{{}, {31: 1}} {
+		got, err := r.Storage(box, k)
+		w, _ := want.Storage(box, k)
+		if err != nil || got != w {
+			t.Fatalf("slot %s after reset: %s (%v), upstream %s", k, got, err, w)
+		}
+	}
+	// Another chain is refused.
+	other := upstreamNodeWithID(t, 999)
+	if err := fc.Reset(context.Background(), other.URL(), nil); !errors.Is(err, fork.ErrForkMismatch) {
+		t.Fatalf("reset onto another chain: %v", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/ethdb"
+	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/remote"
 )
@@ -15,35 +15,43 @@ import (
 // create forks the upstream into an empty store: the fork block (header and
 // body), its ancestors' headers, the upstream's genesis header, the chain
 // rules and the fork's identity.
-func (c *Chain) create(ctx context.Context) error {
-	client := remote.NewClientWith(c.cfg.URL, c.cfg.Client)
+func (c *Chain) create(ctx context.Context) error { return c.createWith(ctx, c.cfg, nil) }
+
+// createWith forks cfg.URL at cfg.Block; keep, when set, is the chain config
+// to run by (Reset keeps the one in use).
+func (c *Chain) createWith(ctx context.Context, cfg Config, keep *params.ChainConfig) error {
+	client := remote.NewClientWith(cfg.URL, cfg.Client)
 	upstreamID, err := chainID(ctx, client)
 	if err != nil {
-		return fmt.Errorf("cannot fork %s: %w", c.cfg.URL, err)
+		return fmt.Errorf("cannot fork %s: %w", cfg.URL, err)
 	}
 	tag := "latest"
-	if c.cfg.Block != nil {
-		tag = remote.Tag(*c.cfg.Block)
+	if cfg.Block != nil {
+		tag = remote.Tag(*cfg.Block)
 	}
 	head, err := client.HeadByNumber(ctx, tag)
 	if err != nil {
-		return fmt.Errorf("cannot fork %s: fork block: %w", c.cfg.URL, err)
+		return fmt.Errorf("cannot fork %s: fork block: %w", cfg.URL, err)
 	}
 	if head == nil {
-		return fmt.Errorf("cannot fork %s: it has no block %d yet", c.cfg.URL, *c.cfg.Block)
+		return fmt.Errorf("cannot fork %s: it has no block %d yet", cfg.URL, *cfg.Block)
 	}
 	point := head.Header
 	block, err := client.Block(ctx, point.Hash())
 	if err != nil || block == nil {
-		return fmt.Errorf("cannot fork %s: fork block %d: %v", c.cfg.URL, point.Number, err)
+		return fmt.Errorf("cannot fork %s: fork block %d: %v", cfg.URL, point.Number, err)
 	}
-	config, rules, err := resolveRules(ctx, client, upstreamID, point, &c.cfg)
-	if err != nil {
-		return fmt.Errorf("cannot fork %s: %w", c.cfg.URL, err)
+	config, rules := keep, ""
+	if keep == nil {
+		if config, rules, err = resolveRules(ctx, client, upstreamID, point, &cfg); err != nil {
+			return fmt.Errorf("cannot fork %s: %w", cfg.URL, err)
+		}
+	} else {
+		rules = c.gen.Load().meta.Rules
 	}
 	parents, err := fetchAncestors(ctx, client, point)
 	if err != nil {
-		return fmt.Errorf("cannot fork %s: %w", c.cfg.URL, err)
+		return fmt.Errorf("cannot fork %s: %w", cfg.URL, err)
 	}
 	genesis := point
 	if len(parents) > 0 {
@@ -52,7 +60,7 @@ func (c *Chain) create(ctx context.Context) error {
 	if genesis.Number.Sign() != 0 {
 		g, err := client.HeadByNumber(ctx, remote.Tag(0))
 		if err != nil || g == nil {
-			return fmt.Errorf("cannot fork %s: genesis header: %v", c.cfg.URL, err)
+			return fmt.Errorf("cannot fork %s: genesis header: %v", cfg.URL, err)
 		}
 		genesis = g.Header
 	}
@@ -84,7 +92,7 @@ func (c *Chain) create(ctx context.Context) error {
 		return err
 	}
 	c.start(g, point, nil)
-	c.log.Info("forked", "upstream", c.cfg.URL, "upstreamChainId", upstreamID, "block", point.Number, "hash", point.Hash(),
+	c.log.Info("forked", "upstream", cfg.URL, "upstreamChainId", upstreamID, "block", point.Number, "hash", point.Hash(),
 		"chainId", config.ChainID, "rules", rules)
 	return nil
 }
@@ -163,10 +171,8 @@ func (c *Chain) start(g *generation, head, finalized *types.Header) {
 
 // sync makes every write so far durable.
 func (c *Chain) sync() error {
-	if s, ok := c.db.(ethdb.KeyValueSyncer); ok {
-		if err := s.SyncKeyValue(); err != nil {
-			return fmt.Errorf("sync database: %w", err)
-		}
+	if err := c.db.SyncKeyValue(); err != nil {
+		return fmt.Errorf("sync database: %w", err)
 	}
 	return nil
 }
