@@ -163,6 +163,33 @@ func TestCrashRecoveryManual(t *testing.T) {
 	}, true)
 }
 
+// TestCrashRecoveryFork is TestCrashRecovery on a fork of another node's
+// chain (a second process, never killed): the forked chain's blocks, state
+// roots and recovery must hold as the local chain's do.
+func TestCrashRecoveryFork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills a real node")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "preconf")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	logs, err := os.Create(filepath.Join(tmp, "upstream.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
+	timed := []string{"--block-time", "1s", "--flashblock-interval", "100ms"}
+	up := &crashNode{t: t, bin: bin, dir: filepath.Join(tmp, "upstream"), args: func(int) []string { return timed },
+		http: &http.Client{Timeout: 15 * time.Second}, logs: logs}
+	up.start()
+	defer up.kill()
+	crashRecovery(t, func(int) []string { return append(timed, "--fork-url", up.url) }, false)
+}
+
 // crashRecovery runs the crash test with the node flags args gives each
 // start; manual mines blocks by evm_mine and anvil_mine calls.
 func crashRecovery(t *testing.T, args func(start int) []string, manual bool) {
