@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/ethereum/go-ethereum/superchain"
 
+	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/remote"
 )
 
@@ -26,8 +27,9 @@ import (
 //     gas), Prague (requests hash), and Osaka when the upstream's eth_config
 //     lists its P256VERIFY precompile (no header field says so); blob
 //     schedule and deposit contract from eth_config when it serves them.
-//     OP-stack rules cannot be told from a header: an OP-stack chain
-//     outside the registry needs --genesis.
+//     OP-stack rules cannot be told from a header: a fork block that
+//     starts with a deposit transaction (an OP-stack chain outside the
+//     registry, e.g. Base) is refused with a request for --genesis.
 
 // knownNetworks are the public Ethereum networks op-geth has configs for.
 var knownNetworks = map[uint64]struct {
@@ -52,19 +54,14 @@ func knownRules(id uint64) (*params.ChainConfig, string, error) {
 	if n, ok := knownNetworks[id]; ok {
 		return n.config, "op-geth's " + n.name + " config", nil
 	}
-	ch, err := superchain.GetChain(id)
-	if err != nil {
-		return nil, "", nil // not in the registry
+	cfg, err := opstack.ChainConfig(strconv.FormatUint(id, 10))
+	if errors.Is(err, opstack.ErrUnknownChain) {
+		return nil, "", nil
 	}
-	sc, err := ch.Config()
 	if err != nil {
-		return nil, "", fmt.Errorf("superchain registry chain %d: %w", id, err)
+		return nil, "", err
 	}
-	cfg, err := params.LoadOPStackChainConfig(sc)
-	if err != nil {
-		return nil, "", fmt.Errorf("superchain registry chain %d: %w", id, err)
-	}
-	return cfg, "op-geth's superchain registry (" + sc.Name + ")", nil
+	return cfg, fmt.Sprintf("op-geth's superchain registry (chain %d)", id), nil
 }
 
 // ethConfig is the part of an eth_config (EIP-7910) answer inference uses.
@@ -134,7 +131,7 @@ func inferRules(ctx context.Context, client *remote.Client, h *types.Header) (*p
 
 // resolveRules picks the fork's chain config (see above) and sets the chain
 // id it runs as: --chain-id, else the upstream's.
-func resolveRules(ctx context.Context, client *remote.Client, upstreamID uint64, h *types.Header, cfg *Config) (*params.ChainConfig, string, error) {
+func resolveRules(ctx context.Context, client *remote.Client, upstreamID uint64, point *types.Block, cfg *Config) (*params.ChainConfig, string, error) {
 	id := new(big.Int).SetUint64(upstreamID)
 	if cfg.ChainID != nil {
 		id.SetUint64(*cfg.ChainID)
@@ -152,7 +149,10 @@ func resolveRules(ctx context.Context, client *remote.Client, upstreamID uint64,
 	if known != nil {
 		return rulesOf(known, id), source, nil
 	}
-	inferred, source, err := inferRules(ctx, client, h)
+	if txs := point.Transactions(); len(txs) > 0 && txs[0].Type() == types.DepositTxType {
+		return nil, "", fmt.Errorf("chain %d is an OP-stack chain (its blocks start with a deposit) that op-geth's superchain registry does not know: give its rules with --genesis FILE (its genesis JSON)", upstreamID)
+	}
+	inferred, source, err := inferRules(ctx, client, point.Header())
 	if err != nil {
 		return nil, "", err
 	}

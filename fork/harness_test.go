@@ -129,7 +129,7 @@ func newProxy(t *testing.T, target string) *proxy {
 
 // forkNode starts a node forking url at block (nil: the upstream's head)
 // in dir, sealing every second with 100 ms flashblocks.
-func forkNode(t *testing.T, dir, url string, block *uint64) (*node.Node, error) {
+func forkNode(t testing.TB, dir, url string, block *uint64) (*node.Node, error) {
 	t.Helper()
 	n, err := node.New(node.Config{
 		DataDir: dir, HTTPAddr: "127.0.0.1", BlockTime: time.Second,

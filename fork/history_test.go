@@ -65,7 +65,7 @@ var edits = []func(db *state.StateDB){
 
 // seal applies edit on the head of c as the sequencer would and inserts the
 // block; it returns the block's state root.
-func seal(t *testing.T, c below, edit func(*state.StateDB)) common.Hash {
+func seal(t testing.TB, c below, edit func(*state.StateDB)) common.Hash {
 	t.Helper()
 	parent := c.Head()
 	db, err := c.StateAt(parent)

@@ -43,7 +43,7 @@ func (c *Chain) createWith(ctx context.Context, cfg Config, keep *params.ChainCo
 	}
 	config, rules := keep, ""
 	if keep == nil {
-		if config, rules, err = resolveRules(ctx, client, upstreamID, point, &cfg); err != nil {
+		if config, rules, err = resolveRules(ctx, client, upstreamID, block, &cfg); err != nil {
 			return fmt.Errorf("cannot fork %s: %w", cfg.URL, err)
 		}
 	} else {
