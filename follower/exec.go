@@ -174,12 +174,7 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 // rewrites them, so they are never carried over; fetched in one batch here
 // instead of one request per SLOAD in the deposit).
 func (e *executor) systemSlots(h *types.Header) map[common.Address][]common.Hash {
-	const ring = 8191 // EIP-4788 HISTORY_BUFFER_LENGTH
-	ts := h.Time % ring
-	slots := map[common.Address][]common.Hash{
-		params.BeaconRootsAddress:    {common.BigToHash(new(big.Int).SetUint64(ts)), common.BigToHash(new(big.Int).SetUint64(ts + ring))},
-		params.HistoryStorageAddress: {common.BigToHash(new(big.Int).SetUint64((h.Number.Uint64() - 1) % params.HistoryServeWindow))},
-	}
+	slots := syscalls.RingSlots(h.Number.Uint64(), h.Time)
 	if e.config.Optimism != nil {
 		l1 := []common.Hash{eip1967Implementation}
 		for i := range l1BlockSlots {

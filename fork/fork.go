@@ -94,7 +94,8 @@ type Chain struct {
 	states   *lru.Cache[common.Hash, *remote.State] // upstream header hash → its state (below the fork block)
 	absent   *lru.Cache[common.Hash, struct{}]      // tx and block hashes the upstream has not at or below the fork block
 
-	fetchMu sync.Mutex // one writer of fetched upstream blocks at a time
+	fetchMu     sync.Mutex  // one writer of fetched upstream blocks at a time
+	prefetching atomic.Bool // a prefetchAhead is running
 
 	chainFeed   event.Feed
 	logsFeed    event.Feed

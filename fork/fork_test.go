@@ -65,26 +65,27 @@ func TestFork(t *testing.T) {
 	}
 
 	// A cold read costs one upstream round trip, a warm one none.
-	cold := func(what string, params ...any) {
+	cold := func(addr common.Address, what string, params ...any) {
 		t.Helper()
-		before := p.requests.Load()
+		before := p.sent()
 		if err := call(url, nil, what, params...); err != nil {
 			t.Fatal(err)
 		}
-		if d := p.requests.Load() - before; d != 1 {
+		if d := p.about(before, addr); d != 1 {
 			t.Fatalf("cold %s: %d upstream requests, want 1", what, d)
 		}
-		before = p.requests.Load()
+		before = p.sent()
 		if err := call(url, nil, what, params...); err != nil {
 			t.Fatal(err)
 		}
-		if d := p.requests.Load() - before; d != 0 {
+		if d := p.about(before, addr); d != 0 {
 			t.Fatalf("warm %s: %d upstream requests, want 0", what, d)
 		}
 	}
-	cold("eth_getBalance", chain.DevAccounts()[5], "latest")
-	cold("eth_getStorageAt", box, common.Hash{31: 5}, "latest")
-	cold("eth_getCode", common.HexToAddress("0x4200000000000000000000000000000000000042"), "latest")
+	dev5, other := chain.DevAccounts()[5], common.HexToAddress("0x4200000000000000000000000000000000000042")
+	cold(dev5, "eth_getBalance", dev5, "latest")
+	cold(box, "eth_getStorageAt", box, common.Hash{31: 5}, "latest")
+	cold(other, "eth_getCode", other, "latest")
 
 	// Pre-confirmed within one flashblock: the snapshot after the one being
 	// built when the transaction arrived shows it.
@@ -134,7 +135,7 @@ visible:
 	}
 	defer fn.Close()
 	url = fn.URL()
-	before := p.requests.Load()
+	before := p.sent()
 	for _, tag := range []string{"latest", "pending"} {
 		if v := word(t, url, "eth_getStorageAt", box, common.Hash{}, tag); v != 12 {
 			t.Fatalf("after restart, box value at %s: %d, want 12", tag, v)
@@ -151,7 +152,7 @@ visible:
 	if v := word(t, url, "eth_call", boxCall(selValue, "latest")...); v != 12 {
 		t.Fatalf("value() after restart: %d", v)
 	}
-	if d := p.requests.Load() - before; d != 0 {
+	if d := p.about(before, box, dev5, dev1); d != 0 {
 		t.Fatalf("after a restart, reading what was read before made %d upstream requests, want 0", d)
 	}
 
@@ -177,6 +178,15 @@ visible:
 	sealed(t, url, again)
 	if v := word(t, url, "eth_getStorageAt", box, common.Hash{}, "latest"); v != 13 {
 		t.Fatalf("sealed with the upstream down: %d, want 13", v)
+	}
+	// Blocks go on: the slots the next blocks' system calls write were
+	// fetched ahead (prefetchAhead).
+	var b1, b2 hexutil.Uint64
+	call(url, &b1, "eth_blockNumber")
+	time.Sleep(2500 * time.Millisecond)
+	call(url, &b2, "eth_blockNumber")
+	if b2 < b1+2 {
+		t.Fatalf("with the upstream down the chain went from block %d to %d in 2.5 s, want 2 blocks more", b1, b2)
 	}
 }
 

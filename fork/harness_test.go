@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,6 +97,34 @@ type proxy struct {
 	requests atomic.Int64
 	calls    atomic.Int64
 	down     atomic.Bool
+
+	mu     sync.Mutex
+	bodies []string // every request relayed, in order
+}
+
+// about counts the requests relayed since the from'th that mention one of
+// addrs (a forked node fetches the system calls' slots of coming blocks in
+// the background: those requests name other accounts).
+func (p *proxy) about(from int, addrs ...common.Address) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, b := range p.bodies[from:] {
+		for _, a := range addrs {
+			if strings.Contains(strings.ToLower(b), strings.ToLower(a.Hex())) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// sent is how many requests were relayed so far.
+func (p *proxy) sent() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.bodies)
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -113,6 +142,9 @@ func newProxy(t *testing.T, target string) *proxy {
 		}
 		body, _ := io.ReadAll(r.Body)
 		p.requests.Add(1)
+		p.mu.Lock()
+		p.bodies = append(p.bodies, string(body))
+		p.mu.Unlock()
 		var batch []struct{ Method string }
 		if json.Unmarshal(body, &batch) == nil {
 			p.calls.Add(int64(len(batch)))

@@ -10,6 +10,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/event"
+
+	"github.com/preconf/preconf/syscalls"
 )
 
 // InsertSealed stores a block the sequencer sealed on the head: the block,
@@ -79,7 +81,36 @@ func (c *Chain) InsertSealed(block *types.Block, receipts types.Receipts, stated
 	}
 	c.head.Store(block.Header())
 	c.announce(block)
+	c.prefetchAhead(g, block.Header())
 	return root, nil
+}
+
+// aheadBlocks is how far ahead of the head the block-start system calls'
+// slots are fetched: every block writes ring-buffer slots of the fork
+// block's state that nothing read before, so without this each block would
+// wait for an upstream round trip, and would stop while the upstream is
+// down. The window covers the next aheadBlocks block numbers and seconds.
+const aheadBlocks = 64
+
+// prefetchAhead fetches the system calls' slots of the blocks after head in
+// the background (one batched request, for the slots not held already).
+func (c *Chain) prefetchAhead(g *generation, head *types.Header) {
+	if !c.prefetching.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer c.prefetching.Store(false)
+		want := make(map[common.Address][]common.Hash)
+		n, t := head.Number.Uint64(), head.Time
+		for i := uint64(1); i <= aheadBlocks; i++ {
+			for a, slots := range syscalls.RingSlots(n+i, t+i) {
+				want[a] = append(want[a], slots...)
+			}
+		}
+		if err := g.base.PrefetchStorage(want); err != nil {
+			c.log.Debug("prefetch of system-call slots", "err", err)
+		}
+	}()
 }
 
 // storageWiped reports whether the block left addr's storage empty of what

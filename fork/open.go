@@ -167,6 +167,7 @@ func (c *Chain) start(g *generation, head, finalized *types.Header) {
 	c.head.Store(head)
 	c.safe.Store(finalized)
 	c.finalized.Store(finalized)
+	c.prefetchAhead(g, head)
 }
 
 // sync makes every write so far durable.

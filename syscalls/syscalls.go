@@ -9,6 +9,7 @@ package syscalls
 
 import (
 	"fmt"
+	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/consensus/misc"
@@ -52,4 +53,17 @@ func Post(config *params.ChainConfig, header *types.Header, logs []*types.Log, e
 		return nil, fmt.Errorf("consolidation queue: %w", err)
 	}
 	return requests, nil
+}
+
+// RingSlots are the storage slots the block-start system calls of block
+// number with timestamp time write: EIP-4788's timestamp and root ring
+// buffers, EIP-2935's parent hash slot. Readers of remote state fetch them
+// ahead, in one batch (every block writes new ones).
+func RingSlots(number, time uint64) map[common.Address][]common.Hash {
+	const ring = 8191 // EIP-4788 HISTORY_BUFFER_LENGTH
+	ts := time % ring
+	return map[common.Address][]common.Hash{
+		params.BeaconRootsAddress:    {common.BigToHash(new(big.Int).SetUint64(ts)), common.BigToHash(new(big.Int).SetUint64(ts + ring))},
+		params.HistoryStorageAddress: {common.BigToHash(new(big.Int).SetUint64((number - 1) % params.HistoryServeWindow))},
+	}
 }
