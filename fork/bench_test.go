@@ -70,14 +70,7 @@ func BenchmarkReaderLocal(b *testing.B) {
 // benchFork forks an upstream holding the bench accounts at its head, reads
 // them all once and seals a local block over them.
 func benchFork(b *testing.B, dir string) (*node.Node, *fork.Chain) {
-	cfg := benchGenesis()
-	up, err := node.New(node.Config{Genesis: cfg.Genesis, HTTPAddr: "127.0.0.1", Logger: quiet()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := up.Start(nil); err != nil {
-		b.Fatal(err)
-	}
+	up := startNode(b, node.Config{Genesis: benchGenesis().Genesis, HTTPAddr: "127.0.0.1", Logger: quiet()})
 	fc, err := fork.Open(fork.Config{URL: up.URL(), Dir: dir, Logger: quiet()})
 	if err != nil {
 		b.Fatal(err)
@@ -165,28 +158,12 @@ func rpcBalances(b *testing.B, url string) {
 }
 
 func BenchmarkRPCBalanceLocal(b *testing.B) {
-	cfg := benchGenesis()
-	n, err := node.New(node.Config{Genesis: cfg.Genesis, HTTPAddr: "127.0.0.1", BlockTime: time.Second, Logger: quiet()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer n.Close()
-	if err := n.Start(nil); err != nil {
-		b.Fatal(err)
-	}
+	n := startNode(b, node.Config{Genesis: benchGenesis().Genesis, HTTPAddr: "127.0.0.1", BlockTime: time.Second, Logger: quiet()})
 	rpcBalances(b, n.URL())
 }
 
 func BenchmarkRPCBalanceFork(b *testing.B) {
-	cfg := benchGenesis()
-	up, err := node.New(node.Config{Genesis: cfg.Genesis, HTTPAddr: "127.0.0.1", Logger: quiet()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer up.Close()
-	if err := up.Start(nil); err != nil {
-		b.Fatal(err)
-	}
+	up := startNode(b, node.Config{Genesis: benchGenesis().Genesis, HTTPAddr: "127.0.0.1", Logger: quiet()})
 	n, err := forkNode(b, b.TempDir(), up.URL(), nil)
 	if err != nil {
 		b.Fatal(err)

@@ -75,10 +75,16 @@ func upstreamNode(t *testing.T) *node.Node {
 	t.Helper()
 	g := chain.DevGenesis()
 	g.Alloc[box] = types.Account{Code: boxCode, Balance: new(big.Int), Storage: map[common.Hash]common.Hash{{}: common.BigToHash(big.NewInt(42))}}
-	n, err := node.New(node.Config{
+	return startNode(t, node.Config{
 		Genesis: g, HTTPAddr: "127.0.0.1", BlockTime: 200 * time.Millisecond,
 		Sequencer: sequencer.Config{Interval: 100 * time.Millisecond}, Logger: quiet(),
 	})
+}
+
+// startNode starts a node, closed when the test ends.
+func startNode(t testing.TB, cfg node.Config) *node.Node {
+	t.Helper()
+	n, err := node.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,14 +310,5 @@ func upstreamNodeWithID(t *testing.T, id int64) *node.Node {
 	cfg := *g.Config
 	cfg.ChainID = big.NewInt(id)
 	g.Config = &cfg
-	n, err := node.New(node.Config{Genesis: g, HTTPAddr: "127.0.0.1", Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(nil); err != nil {
-		n.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	return n
+	return startNode(t, node.Config{Genesis: g, HTTPAddr: "127.0.0.1", Logger: quiet()})
 }

@@ -102,14 +102,7 @@ func TestHistoryMatchesLocalChain(t *testing.T) {
 	g.Alloc[box] = types.Account{Code: boxCode, Balance: big.NewInt(1), Storage: map[common.Hash]common.Hash{
 		{}: common.BigToHash(big.NewInt(42)), {31: 2}: {31: 22},
 	}}
-	up, err := node.New(node.Config{Genesis: g, HTTPAddr: "127.0.0.1", Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := up.Start(nil); err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
+	up := startNode(t, node.Config{Genesis: g, HTTPAddr: "127.0.0.1", Logger: quiet()})
 	zero := uint64(0)
 	fc, err := fork.Open(fork.Config{URL: up.URL(), Block: &zero, Dir: t.TempDir(), Logger: quiet()})
 	if err != nil {
