@@ -68,6 +68,12 @@ var DefaultClient = remote.Options{
 	MaxConcurrent: 16, Cooldown: 5 * time.Second,
 }
 
+// readTimeout bounds one read of forked state, retries included: as long
+// as a request may take (--rpc.timeout's default), since reads cannot be
+// handed the request's context. The block being built waits longer (see
+// Sequencing).
+const readTimeout = 30 * time.Second
+
 // ancestors is how many headers below the fork block are fetched at fork
 // time: BLOCKHASH reaches 256 back, and the safe and finalized markers of
 // the first local blocks fall below the fork block.
@@ -188,7 +194,7 @@ func openDB(cfg Config) (ethdb.Database, error) {
 // newGeneration connects to the upstream for the fork m describes.
 func (c *Chain) newGeneration(m *meta, client *remote.Client, point, genesis *types.Header) (*generation, error) {
 	sh := remote.NewShared(client, remote.ProofsAuto)
-	sh.Timeout = 2 * c.cfg.Client.Timeout * time.Duration(c.cfg.Client.Retries+1)
+	sh.Timeout = readTimeout
 	sh.CodeWithAccount = true
 	t := new(touched)
 	if err := t.load(c.db); err != nil {
