@@ -221,3 +221,62 @@ func TestReset(t *testing.T) {
 		t.Fatalf("reset onto another chain: %v", err)
 	}
 }
+
+// SetHead rewinds to an earlier local block: its state is the head's again,
+// later blocks and their states are gone, and blocks can be sealed anew.
+func TestSetHead(t *testing.T) {
+	up := upstreamNode(t)
+	fc, err := fork.Open(fork.Config{URL: up.URL(), Dir: t.TempDir(), Logger: quiet(), Client: fastClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	value := func(root common.Hash) common.Hash {
+		r, err := fc.StateReader(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := r.Storage(box, common.Hash{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	first := seal(t, fc, func(db *state.StateDB) { db.SetState(box, common.Hash{}, common.Hash{31: 1}) })
+	keep := fc.Head()
+	second := seal(t, fc, func(db *state.StateDB) {
+		db.SetState(box, common.Hash{}, common.Hash{31: 2})
+		db.SetBalance(fresh, uint256.NewInt(9), tracing.BalanceChangeUnspecified)
+	})
+	if value(second) != (common.Hash{31: 2}) {
+		t.Fatal("second block not applied")
+	}
+	if err := fc.SetHead(keep.Number.Uint64()); err != nil {
+		t.Fatal(err)
+	}
+	if fc.Head().Hash() != keep.Hash() || fc.HeaderByNumber(keep.Number.Uint64()+1) != nil {
+		t.Fatalf("head after rewind: %d", fc.Head().Number)
+	}
+	if _, err := fc.StateReader(second); err == nil {
+		t.Fatal("the rewound block's state is still there")
+	}
+	if value(first) != (common.Hash{31: 1}) {
+		t.Fatal("the kept block's state changed")
+	}
+	r, _ := fc.StateReader(first)
+	if a, _ := r.Account(fresh); a != nil {
+		t.Fatalf("an account of the rewound block is still there: %+v", a)
+	}
+	again := seal(t, fc, func(db *state.StateDB) { db.SetState(box, common.Hash{}, common.Hash{31: 3}) })
+	if value(again) != (common.Hash{31: 3}) || fc.Head().Number.Uint64() != keep.Number.Uint64()+1 {
+		t.Fatal("sealing after a rewind")
+	}
+	// The new block at the rewound block's height does not see its writes.
+	r, _ = fc.StateReader(again)
+	if a, _ := r.Account(fresh); a != nil {
+		t.Fatalf("the rewound block's account leaked into the block sealed at its height: %+v", a)
+	}
+	if err := fc.SetHead(fc.ForkBlock().Number.Uint64() - 1); err == nil {
+		t.Fatal("rewound below the fork block")
+	}
+}
