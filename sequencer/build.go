@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/syscalls"
@@ -101,6 +102,7 @@ func (s *Sequencer) blockEnv(parent *types.Header, env *record) record {
 		return rec
 	}
 	rec.Time = s.clock.blockTime(parent)
+	rec.Extra = carriedExtra(s.config, parent, rec.Time)
 	rec.Coinbase = s.cfg.Coinbase
 	rec.GasLimit = s.gasLimit(parent)
 	var nb [8]byte
@@ -108,6 +110,17 @@ func (s *Sequencer) blockEnv(parent *types.Header, env *record) record {
 	rec.Random = crypto.Keccak256Hash([]byte("preconf prevrandao"), nb[:])
 	rec.BeaconRoot = parent.Hash()
 	return rec
+}
+
+// carriedExtra is the extraData a block keeps from its parent: from
+// Holocene on, an OP-stack header carries its EIP-1559 parameters there and
+// op-geth computes the next base fee from the parent's (empty extraData
+// would divide by zero). Blocks of other chains carry none.
+func carriedExtra(config *params.ChainConfig, parent *types.Header, time uint64) []byte {
+	if config.IsOptimismHolocene(parent.Time) && config.IsOptimismHolocene(time) {
+		return common.CopyBytes(parent.Extra)
+	}
+	return nil
 }
 
 // gasLimit is the gas limit of a block on parent: the parent's, moved
