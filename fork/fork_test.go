@@ -233,3 +233,28 @@ func TestForkMismatch(t *testing.T) {
 		t.Fatalf("local chain on a fork's datadir: %v", err)
 	}
 }
+
+// A rate-limiting upstream (half its answers 429) slows a fork down but
+// does not fail it: every read is retried until it is answered.
+func TestForkRateLimited(t *testing.T) {
+	up := upstreamNode(t)
+	p := newProxy(t, up.URL())
+	p.limit.Store(true)
+	fn, err := forkNode(t, t.TempDir(), p.srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fn.Close()
+	for i, a := range chain.DevAccounts() {
+		var bal hexutil.Big
+		if err := call(fn.URL(), &bal, "eth_getBalance", a, "latest"); err != nil || bal.ToInt().Sign() == 0 {
+			t.Fatalf("account %d: %v %v", i, bal.ToInt(), err)
+		}
+	}
+	if v := word(t, fn.URL(), "eth_getStorageAt", box, common.Hash{}, "latest"); v != 42 {
+		t.Fatalf("box value %d", v)
+	}
+	if fn.Fork.Upstream().Retries.Load() == 0 {
+		t.Fatal("no retries counted")
+	}
+}

@@ -96,13 +96,14 @@ func startNode(t testing.TB, cfg node.Config) *node.Node {
 	return n
 }
 
-// proxy relays JSON-RPC to the upstream, counting requests and calls, and
-// can play dead (connections refused at once, as a stopped server's are).
+// proxy relays JSON-RPC to the upstream, keeping every request, and can
+// play dead (connections closed at once, as a stopped server's are) or
+// rate-limit.
 type proxy struct {
-	srv      *httptest.Server
-	requests atomic.Int64
-	calls    atomic.Int64
-	down     atomic.Bool
+	srv     *httptest.Server
+	down    atomic.Bool
+	limit   atomic.Bool // every other request answers 429 Too Many Requests
+	limited atomic.Int64
 
 	mu     sync.Mutex
 	bodies []string // every request relayed, in order
@@ -147,16 +148,14 @@ func newProxy(t *testing.T, target string) *proxy {
 			}
 		}
 		body, _ := io.ReadAll(r.Body)
-		p.requests.Add(1)
+		if p.limit.Load() && p.limited.Add(1)%2 == 1 {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, "rate limited", http.StatusTooManyRequests)
+			return
+		}
 		p.mu.Lock()
 		p.bodies = append(p.bodies, string(body))
 		p.mu.Unlock()
-		var batch []struct{ Method string }
-		if json.Unmarshal(body, &batch) == nil {
-			p.calls.Add(int64(len(batch)))
-		} else {
-			p.calls.Add(1)
-		}
 		r.Body = io.NopCloser(strings.NewReader(string(body)))
 		r.ContentLength = int64(len(body))
 		rp.ServeHTTP(w, r)
