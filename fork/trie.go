@@ -43,7 +43,7 @@ var (
 	storageTag = []byte("preconf fork storage")
 
 	// errNoTrie answers what needs trie nodes (proofs, iteration).
-	errNoTrie = errors.New("forked state keeps no trie nodes: proofs of local blocks are not available")
+	errNoTrie = errors.New("a fork keeps no trie nodes: no proofs of its state (ask the upstream for blocks up to the fork block)")
 	// errNoCommit: local blocks are written by Chain.InsertSealed.
 	errNoCommit = errors.New("forked state is committed by fork.Chain.InsertSealed, not StateDB.Commit")
 )
