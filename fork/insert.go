@@ -3,6 +3,7 @@ package fork
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
@@ -89,7 +90,8 @@ func (c *Chain) InsertSealed(block *types.Block, receipts types.Receipts, stated
 // slots are fetched: every block writes ring-buffer slots of the fork
 // block's state that nothing read before, so without this each block would
 // wait for an upstream round trip, and would stop while the upstream is
-// down. The window covers the next aheadBlocks block numbers and seconds.
+// down. The window covers the next aheadBlocks block numbers and seconds
+// (from now, or from the head's time when it is ahead of the clock).
 const aheadBlocks = 64
 
 // prefetchAhead fetches the system calls' slots of the blocks after head in
@@ -101,7 +103,9 @@ func (c *Chain) prefetchAhead(g *generation, head *types.Header) {
 	go func() {
 		defer c.prefetching.Store(false)
 		want := make(map[common.Address][]common.Hash)
-		n, t := head.Number.Uint64(), head.Time
+		// The next block's time is the clock's, or the head's + 1 when
+		// the clock is behind (a fork of an old block jumps to now).
+		n, t := head.Number.Uint64(), max(uint64(time.Now().Unix())-1, head.Time)
 		for i := uint64(1); i <= aheadBlocks; i++ {
 			for a, slots := range syscalls.RingSlots(n+i, t+i) {
 				want[a] = append(want[a], slots...)
