@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"os"
 	"path/filepath"
 	"sync"
@@ -52,6 +53,10 @@ type Config struct {
 	// Genesis, when set, gives the chain rules (its config); otherwise
 	// they are looked up or inferred (config.go).
 	Genesis *core.Genesis
+	// Fund sets these accounts' balances at the fork block when the fork
+	// is created (as anvil funds its dev accounts on a fork); their nonce,
+	// code and storage stay the upstream's.
+	Fund map[common.Address]*big.Int
 	// Client shapes the upstream client; zero: DefaultClient.
 	Client remote.Options
 	// CacheMB is Pebble's cache size.

@@ -64,6 +64,18 @@ func TestFork(t *testing.T) {
 	if err := call(url, &code, "eth_getCode", box, "latest"); err != nil || string(code) != string(boxCode) {
 		t.Fatalf("code %x, %v", code, err)
 	}
+	// The dev accounts are funded as on the dev chain (as anvil funds them
+	// on a fork), their nonces are the upstream's.
+	dev0 := chain.DevAccounts()[0]
+	var upBal, fkBal hexutil.Big
+	var upNonce, fkNonce hexutil.Uint64
+	call(up.URL(), &upBal, "eth_getBalance", dev0, hexutil.Uint64(block))
+	call(url, &fkBal, "eth_getBalance", dev0, hexutil.Uint64(block))
+	call(up.URL(), &upNonce, "eth_getTransactionCount", dev0, hexutil.Uint64(block))
+	call(url, &fkNonce, "eth_getTransactionCount", dev0, hexutil.Uint64(block))
+	if fkBal.ToInt().Cmp(chain.DevGenesis().Alloc[dev0].Balance) != 0 || upBal.ToInt().Cmp(fkBal.ToInt()) >= 0 || upNonce != fkNonce || fkNonce == 0 {
+		t.Fatalf("dev account 0 at the fork block: fork %v (nonce %d), upstream %v (nonce %d)", fkBal.ToInt(), fkNonce, upBal.ToInt(), upNonce)
+	}
 
 	// A cold read costs one upstream round trip, a warm one none.
 	cold := func(addr common.Address, what string, params ...any) {
@@ -83,8 +95,8 @@ func TestFork(t *testing.T) {
 			t.Fatalf("warm %s: %d upstream requests, want 0", what, d)
 		}
 	}
-	dev5, other := chain.DevAccounts()[5], common.HexToAddress("0x4200000000000000000000000000000000000042")
-	cold(dev5, "eth_getBalance", dev5, "latest")
+	coldAddr, other := common.HexToAddress("0x00000000000000000000000000000000000c01d5"), common.HexToAddress("0x4200000000000000000000000000000000000042")
+	cold(coldAddr, "eth_getBalance", coldAddr, "latest")
 	cold(box, "eth_getStorageAt", box, common.Hash{31: 5}, "latest")
 	cold(other, "eth_getCode", other, "latest")
 
@@ -154,7 +166,7 @@ func TestFork(t *testing.T) {
 	}
 	word(t, url, "eth_getStorageAt", box, common.Hash{31: 5}, "latest")
 	word(t, url, "eth_getStorageAt", box, common.Hash{}, hexutil.Uint64(block))
-	if err := call(url, nil, "eth_getBalance", chain.DevAccounts()[5], "latest"); err != nil {
+	if err := call(url, nil, "eth_getBalance", coldAddr, "latest"); err != nil {
 		t.Fatal(err)
 	}
 	if err := call(url, &code, "eth_getCode", box, "latest"); err != nil || string(code) != string(boxCode) {
@@ -163,7 +175,7 @@ func TestFork(t *testing.T) {
 	if v := word(t, url, "eth_call", boxCall(selValue, "latest")...); v != 12 {
 		t.Fatalf("value() after restart: %d", v)
 	}
-	if d := p.about(before, box, dev5, dev1); d != 0 {
+	if d := p.about(before, box, coldAddr, dev1); d != 0 {
 		t.Fatalf("after a restart, reading what was read before made %d upstream requests, want 0", d)
 	}
 

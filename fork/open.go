@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/holiman/uint256"
 
 	"github.com/preconf/preconf/remote"
 )
@@ -91,10 +94,53 @@ func (c *Chain) createWith(ctx context.Context, cfg Config, keep *params.ChainCo
 	if err != nil {
 		return err
 	}
+	if err := c.fund(g, cfg.Fund); err != nil {
+		return fmt.Errorf("cannot fork %s: %w", cfg.URL, err)
+	}
 	c.start(g, point, nil)
 	c.log.Info("forked", "upstream", cfg.URL, "upstreamChainId", upstreamID, "block", point.Number, "hash", point.Hash(),
 		"chainId", config.ChainID, "rules", rules)
 	return nil
+}
+
+// fund sets the balances of accounts at the fork block: entries of the
+// local history at the fork block's number (which no sealed block writes),
+// over the accounts as the upstream has them.
+func (c *Chain) fund(g *generation, balances map[common.Address]*big.Int) error {
+	if len(balances) == 0 {
+		return nil
+	}
+	addrs := make([]common.Address, 0, len(balances))
+	for a := range balances {
+		addrs = append(addrs, a)
+	}
+	if err := g.base.Prefetch(addrs); err != nil {
+		return fmt.Errorf("accounts to fund: %w", err)
+	}
+	n := g.point.Number.Uint64()
+	batch := c.db.NewBatch()
+	for _, a := range addrs {
+		acct, err := g.base.Account(a)
+		if err != nil {
+			return fmt.Errorf("account %s to fund: %w", a, err)
+		}
+		if acct == nil {
+			acct = types.NewEmptyStateAccount()
+		}
+		bal, overflow := uint256.FromBig(balances[a])
+		if overflow {
+			return fmt.Errorf("balance of %s out of range", a)
+		}
+		acct.Balance = bal
+		batch.Put(key(accountPrefix, a[:], inverted(n)), encodeAccount(acct))
+	}
+	if err := batch.Write(); err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		g.touched.accounts.Store(a, struct{}{})
+	}
+	return c.sync()
 }
 
 // resume opens a fork created before: the datadir says which block and

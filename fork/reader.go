@@ -30,7 +30,7 @@ type reader struct {
 
 // Account implements state.Reader.
 func (r *reader) Account(addr common.Address) (*types.StateAccount, error) {
-	if r.number > r.fork && r.touched.account(addr) {
+	if r.number >= r.fork && r.touched.account(addr) { // at the fork block: funded accounts (Config.Fund)
 		if v, _, ok := newest(r.db, key(accountPrefix, addr[:]), r.number); ok {
 			a, err := decodeAccount(v)
 			if err != nil {

@@ -3,8 +3,11 @@ package node
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
@@ -34,6 +37,9 @@ func (n *Node) openChain() (*api.API, error) {
 		if fc.Genesis == nil {
 			fc.Genesis = cfg.Genesis
 		}
+		if fc.Fund == nil { // as anvil does on a fork: the dev accounts hold what the dev chain gives them
+			fc.Fund = devFunds()
+		}
 		f, err := fork.Open(fc)
 		if err != nil {
 			return nil, err
@@ -59,6 +65,16 @@ func (n *Node) openChain() (*api.API, error) {
 		n.log.Info("import done", "file", f, "imported", res.Imported, "skipped", res.Skipped, "head", c.Head().Number)
 	}
 	return api.New(c, n.Pending), nil
+}
+
+// devFunds are the dev accounts' balances on the dev chain.
+func devFunds() map[common.Address]*big.Int {
+	g := chain.DevGenesis()
+	out := make(map[common.Address]*big.Int)
+	for _, a := range chain.DevAccounts() {
+		out[a] = new(big.Int).Set(g.Alloc[a].Balance)
+	}
+	return out
 }
 
 // exclusive refuses a datadir that holds the other kind of chain (other, in
