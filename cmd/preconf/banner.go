@@ -6,6 +6,9 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/chain"
@@ -16,24 +19,46 @@ import (
 // and a datadir holding the dev genesis (not one created with --genesis
 // earlier). Only then are the dev keys worth printing.
 func isDevChain(cfg node.Config, n *node.Node) bool {
+	if n.Fork != nil {
+		return true // a fork funds the dev accounts (node.Config.Fork)
+	}
 	return cfg.Genesis == nil && n.Chain.Genesis().Hash() == chain.DevGenesis().ToBlock().Hash()
+}
+
+// below is what the banner reads of the node's chain, local or forked.
+type below interface {
+	Config() *params.ChainConfig
+	Head() *types.Header
+	StateReader(root common.Hash) (state.Reader, error)
+}
+
+func belowOf(n *node.Node) below {
+	if n.Fork != nil {
+		return n.Fork
+	}
+	return n.Chain
 }
 
 // devBanner writes what anvil prints at start, for the dev chain: the
 // accounts with their balances at the head, their private keys and where
 // they come from, the chain id, how blocks are made, and where to connect.
 func devBanner(w io.Writer, cfg node.Config, n *node.Node) error {
-	head := n.Chain.Head()
-	state, err := n.Chain.StateReader(head.Root)
+	c := belowOf(n)
+	head := c.Head()
+	st, err := c.StateReader(head.Root)
 	if err != nil {
 		return fmt.Errorf("state at head %d: %w", head.Number, err)
 	}
 	var b strings.Builder
 	section := func(title string) { fmt.Fprintf(&b, "\n%s\n==================\n\n", title) }
 	fmt.Fprintf(&b, "\npreconf %s, dev chain (datadir %s)\n", version, cfg.DataDir)
+	if n.Fork != nil {
+		p := n.Fork.ForkBlock()
+		fmt.Fprintf(&b, "Forked:            %s at block %d (%s)\nRules:             %s\n", n.Fork.Upstream().Shown(), p.Number, p.Hash(), n.Fork.Rules())
+	}
 	section("Available Accounts")
 	for i, addr := range chain.DevAccounts() {
-		acct, err := state.Account(addr)
+		acct, err := st.Account(addr)
 		if err != nil {
 			return fmt.Errorf("account %s: %w", addr, err)
 		}
@@ -50,7 +75,7 @@ func devBanner(w io.Writer, cfg node.Config, n *node.Node) error {
 	section("Wallet")
 	fmt.Fprintf(&b, "Mnemonic:          %s\nDerivation path:   %s\n", chain.DevMnemonic, chain.DevDerivationPath)
 	section("Chain ID")
-	fmt.Fprintf(&b, "%d\n", n.Chain.Config().ChainID)
+	fmt.Fprintf(&b, "%d\n", c.Config().ChainID)
 	section("Blocks")
 	fmt.Fprintf(&b, "Head:              block %d\nGas limit:         %d\n", head.Number, head.GasLimit)
 	if cfg.BlockTime > 0 {
