@@ -17,9 +17,9 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/follower"
 	"github.com/preconf/preconf/follower/feed"
-	"github.com/preconf/preconf/follower/remote"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/remote"
 )
 
 type snapKey struct {
