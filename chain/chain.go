@@ -18,8 +18,9 @@ import (
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethdb"
-	"github.com/ethereum/go-ethereum/ethdb/pebble"
 	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/preconf/preconf/kvstore"
 )
 
 // Config says where the chain lives and what it starts from.
@@ -63,13 +64,13 @@ func Open(cfg Config) (*Chain, error) {
 	if cache <= 0 {
 		cache = 256
 	}
-	kv, err := pebble.New(filepath.Join(cfg.Dir, "chaindata"), cache, 256, "preconf/db/", false)
+	// No freezer: the chain stays in the key-value store so every block and
+	// its state remain readable (archive); pruning is a later concern. The
+	// store's Close waits for go-ethereum's background iterators (kvstore).
+	db, err := kvstore.Open(filepath.Join(cfg.Dir, "chaindata"), cache, "preconf/db/")
 	if err != nil {
 		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
 	}
-	// No freezer: the chain stays in the key-value store so every block and
-	// its state remain readable (archive); pruning is a later concern.
-	db := rawdb.NewDatabase(kv)
 	c, err := open(db, cfg.Genesis, logger)
 	if err != nil {
 		db.Close()

@@ -31,10 +31,10 @@ import (
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethdb"
-	"github.com/ethereum/go-ethereum/ethdb/pebble"
 	"github.com/ethereum/go-ethereum/event"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/kvstore"
 	"github.com/preconf/preconf/remote"
 )
 
@@ -189,11 +189,11 @@ func openDB(cfg Config) (ethdb.Database, error) {
 	if cache <= 0 {
 		cache = 256
 	}
-	kv, err := pebble.New(dir, cache, 256, "preconf/forkdb/", false)
+	db, err := kvstore.Open(dir, cache, "preconf/forkdb/")
 	if err != nil {
 		return nil, fmt.Errorf("open pebble at %s: %w", dir, err)
 	}
-	return rawdb.NewDatabase(kv), nil
+	return db, nil
 }
 
 // newGeneration connects to the upstream for the fork m describes.
