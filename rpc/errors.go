@@ -96,6 +96,9 @@ func (e *CodedError) ErrorData() any { return e.Data }
 // ErrHeaderNotFound is what geth answers for an unknown block.
 var ErrHeaderNotFound = &ServerError{Msg: "header not found"}
 
+// ErrShuttingDown answers a call that arrives while the node drains (Drain).
+var ErrShuttingDown = &ServerError{Msg: "server is shutting down"}
+
 // errorObject is the wire form of an error.
 type errorObject struct {
 	Code    int    `json:"code"`

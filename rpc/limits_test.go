@@ -282,6 +282,45 @@ func TestDrain(t *testing.T) {
 	}
 }
 
+// A call that arrives once Drain has begun (over a websocket, or read by
+// the fast path as its listener closed) is refused, not run: when Drain
+// returns no handler is running, so the node may close what they read.
+func TestDrainRefusesNewCalls(t *testing.T) {
+	s := NewServer(Options{Timeout: time.Minute})
+	release, ran := make(chan struct{}), make(chan string, 4)
+	s.Register("test_hold", func(context.Context, Params) (any, error) { <-release; return true, nil })
+	s.Register("test_read", func(context.Context, Params) (any, error) { ran <- "test_read"; return true, nil })
+	held := make(chan []byte, 1)
+	go func() {
+		held <- s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"test_hold"}`))
+	}()
+	for s.InFlight() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	drained := make(chan error, 1)
+	go func() { drained <- s.Drain(context.Background()) }()
+	for !s.draining.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	wantError(t, s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"test_read"}`)), CodeServer, "shutting down")
+	b := s.Handle(context.Background(), []byte(`[{"jsonrpc":"2.0","id":3,"method":"test_read"}]`))
+	if !strings.Contains(string(b), "shutting down") {
+		t.Fatalf("batch during drain: %s", b)
+	}
+	select {
+	case m := <-ran:
+		t.Fatalf("%s ran during the drain", m)
+	default:
+	}
+	close(release)
+	if r := decode(t, <-held); r.Error != nil {
+		t.Fatalf("the call in flight was not answered: %+v", r.Error)
+	}
+	if err := <-drained; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // httpReadResponse reads one response's body as a string.
 func httpReadResponse(br *bufio.Reader) (string, error) {
 	resp, err := http.ReadResponse(br, nil)

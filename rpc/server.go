@@ -57,6 +57,8 @@ type Server struct {
 	throttle throttle
 	unknown  *methodMetrics
 	inflight atomic.Int64
+	// draining: Drain has begun and no call starts any more (see Drain).
+	draining atomic.Bool
 	// base is the parent of every fast-path request's context; Drain
 	// cancels it when in-flight requests outlast the drain.
 	base  context.Context
@@ -112,7 +114,16 @@ func (s *Server) InFlight() int { return int(s.inflight.Load()) }
 // Drain waits until no message is being answered (and, on the fast path,
 // its answer written). If ctx ends first, the requests still running are
 // cancelled and an error says how many there were.
+//
+// From its start every call not yet started is answered ErrShuttingDown
+// instead of run, whatever its transport (a websocket message, a request
+// the fast path read while its listener closed): once Drain has seen no
+// message in flight, none reaches a handler, so what the handlers read may
+// be closed. (A message is counted before its calls check draining, and
+// Drain sets draining before it reads the count: one of the two sees the
+// other.)
 func (s *Server) Drain(ctx context.Context) error {
+	s.draining.Store(true)
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for s.inflight.Load() > 0 {
@@ -399,6 +410,9 @@ func (s *Server) callRaw(ctx context.Context, name []byte, params Params) (resul
 		}
 		m.m.observe(start, err != nil)
 	}()
+	if s.draining.Load() {
+		return nil, ErrShuttingDown
+	}
 	// A call that reaches its turn after the deadline (in a batch, or
 	// after waiting for a slot) is not started.
 	if err := ctx.Err(); err != nil {
