@@ -94,8 +94,8 @@ func appendSimResult(b []byte, blocks []*simulate.BlockResult, fullTx bool) json
 			}
 			signer = s
 		}
-		hash := r.Block.Hash()
-		b = ethjson.AppendBlock(b, r.Block, hash, ethjson.BlockOptions{FullTx: fullTx}, signer)
+		hash := r.Hash
+		b = ethjson.AppendBlock(b, r.Block, hash, ethjson.BlockOptions{FullTx: fullTx, Header: r.Header(), Size: r.Size}, signer)
 		b = b[:len(b)-1] // reopen the object for "calls"
 		b = append(b, `,"calls":`...)
 		b = appendCallResults(b, r.Calls, hash, r.Block.Time())

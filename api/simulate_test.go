@@ -473,8 +473,16 @@ var simThreeBlocks = `{"blockStateCalls":[{"stateOverrides":{"0xc000000000000000
 	`{"calls":[{"from":"0xc100000000000000000000000000000000000000","to":"0xc200000000000000000000000000000000000000","value":"0x1"}]}]}`
 
 func BenchmarkSimulateThreeBlocksLatestZero(b *testing.B) {
+	benchmarkThreeBlocks(b, `"latest"`)
+}
+
+func BenchmarkSimulateThreeBlocksPendingZero(b *testing.B) {
+	benchmarkThreeBlocks(b, `"pending"`)
+}
+
+func benchmarkThreeBlocks(b *testing.B, ref string) {
 	e := newPendingEnv(b, simulate.RootZero)
-	p := rpc.Params{json.RawMessage(simThreeBlocks), json.RawMessage(`"latest"`)}
+	p := rpc.Params{json.RawMessage(simThreeBlocks), json.RawMessage(ref)}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

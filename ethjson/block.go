@@ -19,6 +19,12 @@ type BlockOptions struct {
 	// Receipts, when given with FullTx, are the block's receipts: OP-stack
 	// deposits show their nonce and receipt version from them.
 	Receipts types.Receipts
+	// Header, when set, is the block's header, read instead of a copy from
+	// block.Header() (the caller holds one it does not change).
+	Header *types.Header
+	// Size, when not zero, is the block's RLP size, written instead of
+	// block.Size() (which encodes the whole block to count it).
+	Size uint64
 }
 
 // AppendBlock writes the RPC block object. go-ethereum builds it as a map,
@@ -26,7 +32,10 @@ type BlockOptions struct {
 // the block's hash (used for the "hash" field and the location of full
 // transaction objects).
 func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOptions, signer types.Signer) []byte {
-	h := block.Header()
+	h := opt.Header
+	if h == nil {
+		h = block.Header()
+	}
 	e := Encoder{Buf: b}
 	e.Open()
 	if h.BaseFee != nil {
@@ -73,7 +82,11 @@ func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOption
 	}
 	e.Hash("sha3Uncles", h.UncleHash)
 	if !opt.HeaderOnly {
-		e.U64("size", block.Size())
+		size := opt.Size
+		if size == 0 {
+			size = block.Size()
+		}
+		e.U64("size", size)
 	}
 	if h.SlotNumber != nil {
 		e.U64("slotNumber", *h.SlotNumber)

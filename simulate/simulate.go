@@ -76,8 +76,16 @@ type BlockResult struct {
 	Block   *types.Block
 	Calls   []CallResult
 	Senders []common.Address // by transaction index
-	header  *types.Header    // Block's header (shared, read-only)
+	// Hash is Block's hash; Size, when not zero, its RLP size (both
+	// derived from one encoding of the header: blockenc.go).
+	Hash   common.Hash
+	Size   uint64
+	header *types.Header // Block's header (shared, read-only)
 }
+
+// Header is the block's header, shared: read it, never change it (Block's
+// Header() is a copy).
+func (r *BlockResult) Header() *types.Header { return r.header }
 
 // Base is what a simulation starts from.
 type Base struct {
@@ -148,7 +156,7 @@ func (e *Engine) Simulate(ctx context.Context, req *Request, base Base) ([]*Bloc
 		}
 		headers[i] = res.header
 		out[i] = res
-		parent, parentHash = headers[i], res.Block.Hash()
+		parent, parentHash = headers[i], res.Hash
 	}
 	return out, nil
 }
@@ -425,7 +433,8 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if res.header == nil {
 		res.header = res.Block.Header()
 	}
-	hash := res.Block.Hash()
+	res.Hash, res.Size = hashAndSize(res.header, res.Block)
+	hash := res.Hash
 	for i := range res.Calls {
 		for _, l := range res.Calls[i].Logs {
 			l.BlockHash = hash
