@@ -42,6 +42,8 @@ type loadResult struct {
 	Max        time.Duration `json:"max_ns"`
 	// ServerCPU is the node's CPU time per answered request (0: unknown).
 	ServerCPU time.Duration `json:"server_cpu_per_request_ns"`
+	// Runtime is the node's Go runtime figures (preconf only; runtime.go).
+	Runtime *runtimeStats `json:"runtime,omitempty"`
 }
 
 // runLoad runs one closed-loop load test.

@@ -284,10 +284,17 @@ func measureNode(e *env, o options, rep *report, kind nodeKind, bin string, roun
 			}(w.Name)
 		}
 		cfg.Duration = o.Duration
+		var rt0 map[string]float64
+		if kind.Name == "preconf" {
+			rt0 = scrapeMetrics(n.addr) // runtime.go
+		}
 		cpu0, cpuOK := n.cpuTime()
 		res, err := runLoad(cfg)
 		if cpu1, ok := n.cpuTime(); ok && cpuOK && err == nil && res.Requests > 0 {
 			res.ServerCPU = (cpu1 - cpu0) / time.Duration(res.Requests)
+		}
+		if rt0 != nil && err == nil {
+			res.Runtime = runtimeDelta(rt0, scrapeMetrics(n.addr), res.Requests)
 		}
 		if prof != nil {
 			if perr := <-prof; perr != nil {
@@ -301,8 +308,8 @@ func measureNode(e *env, o options, rep *report, kind nodeKind, bin string, roun
 			rep.fail(kind.Name, round, fmt.Errorf("%s: %d failed requests, first: %s", w.Name, res.Errors, res.FirstError))
 		}
 		rep.add(round, kind.Name, w.Name, res, true)
-		fmt.Fprintf(e.log, "  %-8s %-28s %9.0f req/s  p50 %6s  p99 %6s  max %7s  cpu/req %5.1fµs  errors %d\n", kind.Name, w.Name, res.RPS,
-			fmtDur(res.P50), fmtDur(res.P99), fmtDur(res.Max), us(res.ServerCPU), res.Errors)
+		fmt.Fprintf(e.log, "  %-8s %-28s %9.0f req/s  p50 %6s  p99 %6s  max %7s  cpu/req %5.1fµs  errors %d%s\n", kind.Name, w.Name, res.RPS,
+			fmtDur(res.P50), fmtDur(res.P99), fmtDur(res.Max), us(res.ServerCPU), res.Errors, res.Runtime)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/http"
+	"regexp"
 	"sync/atomic"
 	"time"
 
@@ -25,11 +26,22 @@ import (
 // tens of microseconds (a publish) to seconds (a slow seal).
 var durationBuckets = []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
 
+// runtimeRules add to the Go collector's defaults the runtime metrics that
+// explain latency tails: how long runnable goroutines waited for a thread
+// (go_sched_latencies_seconds), the stop-the-world pauses
+// (go_sched_pauses_*), the GC's pauses and cycles (go_gc_*), and where the
+// CPU went (go_cpu_classes_*: GC marking and assists against user code).
+// go run ./bench reads them to report each workload's scheduler latency and
+// GC share.
+var runtimeRules = []collectors.GoRuntimeMetricsRule{collectors.MetricsScheduler, collectors.MetricsGC,
+	{Matcher: regexp.MustCompile(`^/cpu/classes/`)}}
+
 // newRegistry is a node's registry: the Go runtime and process collectors
-// (heap, GC, RSS, open descriptors) and the transport's metrics.
+// (heap, GC, scheduler, RSS, open descriptors) and the transport's metrics.
 func newRegistry() (*prometheus.Registry, *rpc.Metrics) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(runtimeRules...)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg, rpc.NewMetrics(reg)
 }
 
