@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,14 +17,7 @@ var simulateFlags = []cli.Flag{
 	&cli.DurationFlag{Name: "rpc.evmtimeout", Value: simulate.DefaultTimeout, Usage: "time limit of one eth_call/eth_estimateGas/eth_createAccessList/eth_simulateV1 (0 = none; error -32016)", EnvVars: envName("rpc.evmtimeout")},
 	&cli.StringFlag{Name: "rpc.call-default", Value: "latest", Usage: "block of an eth_call that names none: latest (the spec's default) or pending (the pre-confirmed state); eth_estimateGas and eth_createAccessList always default to pending", EnvVars: envName("rpc.call-default")},
 	&cli.StringFlag{Name: "simulate.state-root", Value: "zero", Usage: "stateRoot of eth_simulateV1 blocks: zero (fast, not hashed) or compute (exactly go-ethereum's)", EnvVars: envName("simulate.state-root")},
-	&cli.IntFlag{Name: "gc.percent", Value: defaultGCPercent, Usage: "Go GC target (as GOGC; -1 = off): executions allocate a lot of short-lived objects, and a higher target trades some memory for throughput (the GOGC environment variable wins unless this flag is given)", EnvVars: envName("gc.percent")},
 }
-
-// defaultGCPercent: with Go's default of 100, collection took about a
-// quarter of the CPU of an eth_simulateV1 (measured with the bench
-// workloads); at 400 it is a few percent, for a heap a few times the live
-// one (tens of MB here).
-const defaultGCPercent = 400
 
 func init() { nodeFlags = append(nodeFlags, simulateFlags...) }
 
@@ -45,8 +36,6 @@ func applySimulateFlags(c *cli.Context, cfg *node.Config) error {
 		return fmt.Errorf("--rpc.call-default: %w", err)
 	}
 	cfg.CallDefault = c.String("rpc.call-default")
-	if c.IsSet("gc.percent") || os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(c.Int("gc.percent"))
-	}
+	applyGCFlags(c) // gc.go
 	return nil
 }
