@@ -58,11 +58,24 @@ func (a *API) simulateV1(ctx context.Context, p rpc.Params) (any, error) {
 		}
 		return nil, rpcError(err)
 	}
+	return simResult{blocks: blocks, fullTx: req.ReturnFullTransactions}, nil
+}
+
+// simResult is eth_simulateV1's answer, written by the transport straight
+// into the response (rpc.Appender).
+type simResult struct {
+	blocks []*simulate.BlockResult
+	fullTx bool
+}
+
+func (r simResult) AppendJSON(b []byte) []byte { return appendSimResult(b, r.blocks, r.fullTx) }
+
+func (r simResult) MarshalJSON() ([]byte, error) {
 	size := 0
-	for _, b := range blocks {
+	for _, b := range r.blocks {
 		size += 1600 + 512*len(b.Calls) // a 2-call block is about 2 KB
 	}
-	return appendSimResult(make([]byte, 0, size), blocks, req.ReturnFullTransactions), nil
+	return r.AppendJSON(make([]byte, 0, size)), nil
 }
 
 // senderSigner answers the sender of simulated (unsigned) transactions from
@@ -80,7 +93,7 @@ func (s *senderSigner) Equal(o types.Signer) bool { return o == types.Signer(s) 
 
 // appendSimResult writes the blocks as go-ethereum does: each block object
 // (sorted keys) with a "calls" member.
-func appendSimResult(b []byte, blocks []*simulate.BlockResult, fullTx bool) json.RawMessage {
+func appendSimResult(b []byte, blocks []*simulate.BlockResult, fullTx bool) []byte {
 	b = append(b, '[')
 	for i, r := range blocks {
 		if i > 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,9 +42,26 @@ func testServer() *Server {
 		return nil, &CodedError{Code: 3, Msg: "execution reverted", Data: "0x01"}
 	})
 	s.Register("test_raw", func(context.Context, Params) (any, error) { return json.RawMessage(`"0x2a"`), nil })
+	s.Register("test_appender", func(context.Context, Params) (any, error) { return testAppender(3), nil })
 	s.Register("test_unencodable", func(context.Context, Params) (any, error) { return func() {}, nil })
 	return s
 }
+
+// testAppender writes a list of n numbers itself (rpc.Appender).
+type testAppender int
+
+func (a testAppender) AppendJSON(b []byte) []byte {
+	b = append(b, '[')
+	for i := range int(a) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(i), 10)
+	}
+	return append(b, ']')
+}
+
+func (a testAppender) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil }
 
 // response is a decoded single answer.
 type response struct {
@@ -74,6 +92,7 @@ func TestHandleSingle(t *testing.T) {
 		{"absent params", `{"jsonrpc":"2.0","id":1,"method":"test_echo"}`, `1`, `null`, 0, ""},
 		{"null params", `{"jsonrpc":"2.0","id":1,"method":"test_echo","params":null}`, `1`, `null`, 0, ""},
 		{"raw result", `{"jsonrpc":"2.0","id":1,"method":"test_raw","params":[]}`, `1`, `"0x2a"`, 0, ""},
+		{"appended result", `{"jsonrpc":"2.0","id":1,"method":"test_appender","params":[]}`, `1`, `[0,1,2]`, 0, ""},
 		{"parse error", `{"jsonrpc":"2.0","id":1,"method":`, `null`, "", CodeParseError, "parse error"},
 		{"not an object", `42`, `null`, "", CodeInvalidRequest, "not an object"},
 		{"jsonrpc missing", `{"id":1,"method":"test_add","params":[1,2]}`, `1`, "", CodeInvalidRequest, "jsonrpc"},
