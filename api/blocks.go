@@ -174,8 +174,24 @@ func (a *API) blockResult(p rpc.Params, ref ethjson.BlockRef) (any, error) {
 	if txs := v.block.Transactions(); fullTx && len(txs) > 0 && txs[0].IsDepositTx() {
 		opt.Receipts = v.receipts(a) // deposits' nonces
 	}
-	return json.RawMessage(ethjson.AppendBlock(make([]byte, 0, size), v.block, v.hash, opt, a.signer())), nil
+	return &blockJSON{v: v, opt: opt, signer: a.signer(), size: size}, nil
 }
+
+// blockJSON is a block object the transport writes straight into its answer
+// buffer (rpc.Appender): eth_getBlockByNumber allocated a 2 KB buffer per
+// request for it before, the largest of its allocations.
+type blockJSON struct {
+	v      *blockView
+	opt    ethjson.BlockOptions
+	signer types.Signer
+	size   int // a first guess of the size, for MarshalJSON
+}
+
+func (j *blockJSON) AppendJSON(b []byte) []byte {
+	return ethjson.AppendBlock(b, j.v.block, j.v.hash, j.opt, j.signer)
+}
+
+func (j *blockJSON) MarshalJSON() ([]byte, error) { return j.AppendJSON(make([]byte, 0, j.size)), nil }
 
 // selector decodes a block selector argument (numberParam, hashParam).
 type selector func(rpc.Params, int) (ethjson.BlockRef, error)
