@@ -122,6 +122,23 @@ type simulator struct {
 	// queueTouched: the withdrawal / consolidation queue contract may differ
 	// from the prestate (entered by a call, overridden, or written).
 	queueTouched [2]bool
+	// tracer, hooked and warm wrap base.State for execution; made for the
+	// first block and reused by the next ones of the request.
+	tracer *logTracer
+	hooked vm.StateDB
+	warm   *warmPrecompiles
+}
+
+// execState is the tracer and the wrapped StateDB for executing a block.
+func (s *simulator) execState(number, time uint64) (*logTracer, vm.StateDB, *warmPrecompiles) {
+	if s.tracer == nil {
+		s.tracer = newLogTracer(s.transfers, number, time, s.touch)
+		s.hooked = state.NewHookedState(s.base.State, s.tracer.hooks)
+		s.warm = &warmPrecompiles{StateDB: s.hooked}
+	} else {
+		s.tracer.startBlock(number, time)
+	}
+	return s.tracer, s.hooked, s.warm
 }
 
 // Simulate runs the blocks of req on base.State.
@@ -324,12 +341,11 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		txs      = make([]*types.Transaction, n)
 		receipts = make([]*types.Receipt, n)
 		res      = &BlockResult{Calls: make([]CallResult, n), Senders: make([]common.Address, n)}
-		tracer   = newLogTracer(s.transfers, header.Number.Uint64(), header.Time, s.touch)
-		hooked   = state.NewHookedState(db, tracer.hooks)
 		blobGas  uint64
 		allLogs  []*types.Log
 	)
-	evm := vm.NewEVM(blockCtx, &warmPrecompiles{StateDB: hooked}, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
+	tracer, hooked, warm := s.execState(header.Number.Uint64(), header.Time)
+	evm := vm.NewEVM(blockCtx, warm, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
 	evm.SetPrecompiles(precompiles)
 	if !pending {
 		s.preExecution(db, header, parentHash, evm, precompiles)

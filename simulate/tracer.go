@@ -33,9 +33,16 @@ type logTracer struct {
 }
 
 func newLogTracer(transfers bool, number, time uint64, entered func(common.Address)) *logTracer {
-	t := &logTracer{transfers: transfers, number: number, time: time, entered: entered}
+	t := &logTracer{transfers: transfers, entered: entered}
 	t.hooks = &tracing.Hooks{OnEnter: t.enter, OnExit: t.exit, OnLog: t.log}
+	t.startBlock(number, time)
 	return t
+}
+
+// startBlock readies the tracer for the next block of a request (log
+// indexes restart; the logs handed out so far stay with their calls).
+func (t *logTracer) startBlock(number, time uint64) {
+	t.frames, t.count, t.number, t.time = t.frames[:0], 0, number, time
 }
 
 func (t *logTracer) startTx(hash common.Hash, index int) {
