@@ -198,6 +198,11 @@ func measureFollow(o options, log io.Writer) (*followReport, error) {
 // blocks, 200 ms flashblocks) in a fresh scratch dir named by prefix; stop
 // ends the node and removes the dir.
 func sequencingNode(o options, log io.Writer, prefix string) (e *env, bin string, n *runningNode, stop func(), err error) {
+	return sequencingNodeWith(o, log, prefix, writeGenesis)
+}
+
+// sequencingNodeWith is sequencingNode with the genesis file written by gen.
+func sequencingNodeWith(o options, log io.Writer, prefix string, gen func(path string) error) (e *env, bin string, n *runningNode, stop func(), err error) {
 	repo, err := repoRoot()
 	if err != nil {
 		return nil, "", nil, nil, err
@@ -211,7 +216,7 @@ func sequencingNode(o options, log io.Writer, prefix string) (e *env, bin string
 		return nil, "", nil, nil, err
 	}
 	e = &env{repo: repo, cache: o.Cache, work: work, genesis: filepath.Join(work, "genesis.json"), sequencer: true, log: log}
-	if err := writeGenesis(e.genesis); err != nil {
+	if err := gen(e.genesis); err != nil {
 		return fail(err)
 	}
 	kind := nodeKinds["preconf"]

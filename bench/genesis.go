@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
@@ -49,15 +50,20 @@ func devBalance() *big.Int {
 	return new(big.Int).Mul(big.NewInt(10000), eth)
 }
 
-// writeGenesis writes the shared genesis file to path.
-func writeGenesis(path string) error {
+// benchGenesis is the shared genesis.
+func benchGenesis() *core.Genesis {
 	g := chain.DevGenesis()
 	storage := make(map[common.Hash]common.Hash, storageSlots)
 	for i := 0; i < storageSlots; i++ {
 		storage[slotKey(i)] = slotValue(i)
 	}
 	g.Alloc[contractAddr] = types.Account{Code: contractCode, Storage: storage, Balance: big.NewInt(0), Nonce: 1}
-	raw, err := json.MarshalIndent(g, "", "  ")
+	return g
+}
+
+// writeGenesis writes the shared genesis file to path.
+func writeGenesis(path string) error {
+	raw, err := json.MarshalIndent(benchGenesis(), "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode genesis: %w", err)
 	}

@@ -70,8 +70,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.Profile, "profile", false, "collect a CPU profile of preconf during each workload of the last round (into -out)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the scratch dir (node logs and data) after the run")
 	fs.BoolVar(&o.Sequencer, "preconf-sequencer", false, "run preconf with its sequencer (2 s blocks, 200 ms flashblocks) instead of --no-sequencer, so pending reads are served from live pending snapshots")
-	addLatencyFlags(fs) // -preconf-latency and its options (preconf_latency.go)
-	addFollowFlags(fs)  // -follow and its options (follow.go)
+	addLatencyFlags(fs)   // -preconf-latency and its options (preconf_latency.go)
+	addFollowFlags(fs)    // -follow and its options (follow.go)
+	addWriteloadFlags(fs) // -writeload and its options (writeload.go)
 	list := fs.Bool("list", false, "list the workloads and exit")
 	install := fs.String("install", "", "only install these peers (comma separated: anvil, geth, op-geth) and print their paths, one a line")
 	if err := fs.Parse(args); err != nil {
@@ -136,6 +137,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if followOpts.Enabled {
 		return runFollowBench(o, stdout, stderr)
+	}
+	if writeloadOpts.Enabled {
+		return runWriteload(o, stdout, stderr)
 	}
 	rep, err := benchmark(o, stderr)
 	if rep != nil {

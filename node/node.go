@@ -257,6 +257,8 @@ func (a seqStats) phases() (build, wal, publish, seal int64) {
 	return a.s.LastBuild.Load(), a.s.LastWALSync.Load(), a.s.LastPublish.Load(), a.s.LastSeal.Load()
 }
 
+func (a seqStats) readable() int64 { return a.s.LastReadable.Load() }
+
 // newMethods applies cfg's options to the method handlers.
 func newMethods(cfg Config, methods *api.API) (*api.API, error) {
 	if cfg.Simulate != nil {

@@ -64,6 +64,7 @@ func (st *Stats) published(built, durable time.Time) {
 	lag, vis := int64(time.Since(built)), int64(time.Since(durable))
 	st.ReadableSum.Add(lag)
 	st.ReadableCount.Add(1)
+	st.LastReadable.Store(lag)
 	st.VisibleSum.Add(vis)
 	if lag > st.ReadableMax.Load() {
 		st.ReadableMax.Store(lag)

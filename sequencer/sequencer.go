@@ -141,6 +141,7 @@ type Stats struct {
 	// and diff ready) to its snapshot being published, including the WAL
 	// write and fsync. Sum and count give the mean.
 	ReadableSum, ReadableCount, ReadableMax atomic.Int64
+	LastReadable                            atomic.Int64 // ns: the last flashblock's built → readable
 	// Durable → readable: from the WAL fsync's return to the snapshot
 	// being published (building the snapshot, the atomic swap, notifying).
 	VisibleSum, VisibleMax atomic.Int64

@@ -1,0 +1,568 @@
+package main
+
+// Reads while writing (go run ./bench -writeload): preconf with its sequencer
+// (2 s blocks, 200 ms flashblocks) on a genesis with -writeload-senders
+// funded accounts and a 1G gas limit (room for ~23,000 transfers/s).
+//
+//   - A generator sends pre-signed transfers open-loop at -writeload-rate
+//     per second for -writeload-duration with eth_sendRawTransaction: the
+//     whole run is signed before the timed window (signing 3,000/s would
+//     take a core), each connection owns a fixed set of senders so their
+//     nonces arrive in order, and each transaction has a due time
+//     (start + k/rate); the generator's lag behind that schedule is reported.
+//   - Meanwhile a closed-loop reader (-writeload-read-conns connections)
+//     reads eth_getBalance(sender, "pending") — balances that change in
+//     every flashblock — and its p50/p99/max are reported.
+//   - Flashblock punctuality: the arrival times of the /flashblocks feed's
+//     messages during the window; each interval's deviation from 200 ms and
+//     how many fall outside ±20 ms.
+//   - Built → readable: the sequencer's own histogram
+//     preconf_sequencer_built_to_readable_seconds (end of a flashblock's
+//     execution → its snapshot readable, WAL fsync included), the difference
+//     of /metrics before and after the window; its p99 is a bucket bound.
+//   - -writeload-search: the highest rate at which every flashblock of a
+//     -writeload-search-duration window is on time and the node keeps up
+//     (doubling from -writeload-rate, or halving, then bisecting; bounded
+//     by -writeload-search-steps).
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ecdsa"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"math/big"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/preconf/preconf/chain"
+)
+
+type writeloadOptions struct {
+	Enabled        bool          `json:"-"`
+	Rate           float64       `json:"rate_per_s"`
+	Duration       time.Duration `json:"duration_ns"`
+	Senders        int           `json:"senders"`
+	SendConns      int           `json:"send_conns"`
+	ReadConns      int           `json:"read_conns"`
+	Search         bool          `json:"search"`
+	SearchDuration time.Duration `json:"search_duration_ns"`
+	SearchSteps    int           `json:"search_steps"`
+}
+
+var writeloadOpts writeloadOptions
+
+const (
+	flashblockInterval = 200 * time.Millisecond
+	punctualTolerance  = 20 * time.Millisecond
+	writeloadGasLimit  = 1_000_000_000
+)
+
+func addWriteloadFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&writeloadOpts.Enabled, "writeload", false, "run the reads-while-writing workload instead: sustained transfers/s to the sequencer while eth_getBalance pending is read; read p99, built → readable, flashblock punctuality")
+	fs.Float64Var(&writeloadOpts.Rate, "writeload-rate", 3000, "transfers sent per second")
+	fs.DurationVar(&writeloadOpts.Duration, "writeload-duration", 60*time.Second, "measuring window")
+	fs.IntVar(&writeloadOpts.Senders, "writeload-senders", 512, "funded sender accounts (a multiple of -writeload-send-conns)")
+	fs.IntVar(&writeloadOpts.SendConns, "writeload-send-conns", 64, "connections the generator sends on (each waits for its transaction's WAL fsync: group commit needs many in flight)")
+	fs.IntVar(&writeloadOpts.ReadConns, "writeload-read-conns", 32, "closed-loop reader connections")
+	fs.BoolVar(&writeloadOpts.Search, "writeload-search", false, "also search the highest rate with every flashblock on time (±20 ms)")
+	fs.DurationVar(&writeloadOpts.SearchDuration, "writeload-search-duration", 10*time.Second, "window of each search step")
+	fs.IntVar(&writeloadOpts.SearchSteps, "writeload-search-steps", 6, "search steps at most")
+}
+
+// writeStep is one window at one rate.
+type writeStep struct {
+	Rate     float64       `json:"rate_per_s"`
+	Duration time.Duration `json:"duration_ns"`
+	Sent     int           `json:"sent"`
+	// SendLagMax is how far the generator fell behind its schedule.
+	SendLagMax time.Duration `json:"send_lag_max_ns"`
+	// Preconfirmed counts transactions in flashblocks that arrived in the
+	// window; Backlog is what was sent but not pre-confirmed 400 ms after it.
+	Preconfirmed int     `json:"preconfirmed"`
+	PerSecond    float64 `json:"preconfirmed_per_s"`
+	Backlog      int     `json:"backlog"`
+	// Flashblocks seen in the window and their intervals' deviation from 200 ms.
+	Flashblocks int           `json:"flashblocks"`
+	DevP50      time.Duration `json:"interval_dev_p50_ns"`
+	DevP99      time.Duration `json:"interval_dev_p99_ns"`
+	DevMax      time.Duration `json:"interval_dev_max_ns"`
+	Late        int           `json:"intervals_outside_20ms"`
+	// Built → readable from the sequencer's histogram (seconds buckets).
+	ReadableCount int           `json:"readable_count"`
+	ReadableMean  time.Duration `json:"readable_mean_ns"`
+	ReadableP99   time.Duration `json:"readable_p99_le_ns"` // the bucket bound holding the p99
+	Reads         loadResult    `json:"reads"`
+	OnTime        bool          `json:"on_time"`
+	// Phases are the sequencer's other histograms over the window (mean,
+	// p99 bucket bound): build, WAL fsync, publish, seal.
+	Phases map[string][2]time.Duration `json:"phases_mean_p99_ns"`
+}
+
+// phaseMetrics are the sequencer's histograms a window reads; the first is
+// built → readable.
+var phaseMetrics = []string{"preconf_sequencer_built_to_readable_seconds", "preconf_sequencer_flashblock_build_seconds",
+	"preconf_sequencer_wal_fsync_seconds", "preconf_sequencer_flashblock_publish_seconds", "preconf_sequencer_seal_seconds"}
+
+type writeloadReport struct {
+	Started time.Time        `json:"started"`
+	Host    map[string]any   `json:"host"`
+	Options writeloadOptions `json:"options"`
+	Version string           `json:"version"`
+	SignTPS float64          `json:"signed_per_s"`
+	Main    writeStep        `json:"main"`
+	Search  []writeStep      `json:"search,omitempty"`
+	Highest float64          `json:"highest_on_time_rate"`
+	Seconds float64          `json:"seconds"`
+}
+
+func runWriteload(o options, stdout, log io.Writer) int {
+	rep, err := measureWriteload(o, log)
+	if err != nil {
+		fmt.Fprintln(log, "bench:", err)
+		return 1
+	}
+	writeSideReport(o, stdout, log, "writeload", rep, rep.markdown())
+	return 0
+}
+
+// writeSenders are the funded accounts of the write load, with local nonces.
+type writeSenders struct {
+	keys   []*ecdsa.PrivateKey
+	addrs  []common.Address
+	nonces []uint64
+	signer types.Signer
+}
+
+func newWriteSenders(n int) *writeSenders {
+	s := &writeSenders{signer: types.LatestSignerForChainID(big.NewInt(chain.DevChainID)), nonces: make([]uint64, n)}
+	for i := range n {
+		k, err := crypto.ToECDSA(crypto.Keccak256([]byte("preconf bench writeload sender " + strconv.Itoa(i))))
+		if err != nil {
+			panic(err) // a keccak output is a valid key with overwhelming probability
+		}
+		s.keys = append(s.keys, k)
+		s.addrs = append(s.addrs, crypto.PubkeyToAddress(k.PublicKey))
+	}
+	return s
+}
+
+// genesis is the shared genesis plus the senders, 1000 ETH each, and a
+// gas limit with room for the search.
+func (s *writeSenders) genesis(path string) error {
+	return writeGenesisFunc(path, func(g *core.Genesis) {
+		g.GasLimit = writeloadGasLimit
+		for _, a := range s.addrs {
+			g.Alloc[a] = types.Account{Balance: new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))}
+		}
+	})
+}
+
+// sign signs total transfers for addr: transaction k is sender k%K's next,
+// so each sender's nonces are consecutive in k. It uses every core.
+func (s *writeSenders) sign(addr string, total int) ([][]byte, error) {
+	K := len(s.keys)
+	out := make([][]byte, total)
+	workers := runtime.NumCPU()
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	chainID := big.NewInt(chain.DevChainID)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < total; k += workers {
+				a := k % K
+				tx, err := types.SignNewTx(s.keys[a], s.signer, &types.DynamicFeeTx{
+					ChainID: chainID, Nonce: s.nonces[a] + uint64(k/K), GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(200e9),
+					Gas: 21000, To: &sink, Value: big.NewInt(1),
+				})
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				raw, _ := tx.MarshalBinary()
+				out[k] = httpRequest(addr, encode(newCall(1, "eth_sendRawTransaction", hexutil.Encode(raw))))
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for a := range s.nonces {
+		s.nonces[a] += uint64(total / K)
+		if a < total%K {
+			s.nonces[a]++
+		}
+	}
+	return out, nil
+}
+
+func measureWriteload(o options, log io.Writer) (*writeloadReport, error) {
+	wo := writeloadOpts
+	if wo.Rate <= 0 || wo.Duration <= 0 || wo.Senders <= 0 || wo.SendConns <= 0 || wo.ReadConns <= 0 || wo.Senders%wo.SendConns != 0 {
+		return nil, errors.New("-writeload-rate, -duration, -senders, -send-conns and -read-conns must be positive; -writeload-senders a multiple of -writeload-send-conns")
+	}
+	start := time.Now()
+	s := newWriteSenders(wo.Senders)
+	_, _, n, stop, err := sequencingNodeWith(o, log, "preconf-writeload-", s.genesis)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	rep := &writeloadReport{Started: time.Now().UTC(), Host: hostInfo(), Options: wo, Version: n.version()}
+	fw, err := watchFeed(n.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer fw.close()
+	var reads [][]byte
+	for i, a := range s.addrs[:min(len(s.addrs), 256)] {
+		reads = append(reads, encode(newCall(i+1, "eth_getBalance", a, "pending")))
+	}
+	step := func(rate float64, d time.Duration) (writeStep, error) {
+		total := int(rate * d.Seconds())
+		t := time.Now()
+		reqs, err := s.sign(n.addr, total)
+		if err != nil {
+			return writeStep{}, err
+		}
+		rep.SignTPS = float64(total) / time.Since(t).Seconds()
+		if err := waitPoolEmpty(n.addr, 30*time.Second); err != nil { // the previous step's backlog
+			return writeStep{}, err
+		}
+		fmt.Fprintf(log, "  %.0f transfers/s for %s: %d signed in %s; sending\n", rate, d, total, time.Since(t).Round(time.Millisecond))
+		st, err := writeWindow(n.addr, fw, reqs, reads, rate, d, wo)
+		if err == nil {
+			fmt.Fprintf(log, "  %s\n", st.summary())
+		}
+		return st, err
+	}
+	fmt.Fprintf(log, "writeload: %.0f transfers/s for %s from %d senders, %d reader conns\n", wo.Rate, wo.Duration, wo.Senders, wo.ReadConns)
+	if rep.Main, err = step(wo.Rate, wo.Duration); err != nil {
+		return nil, err
+	}
+	if wo.Search {
+		if err := searchRate(rep, wo, step, log); err != nil {
+			return nil, err
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// searchRate finds the highest on-time rate: from the main run's rate it
+// doubles (or halves) until the verdict flips, then bisects.
+func searchRate(rep *writeloadReport, wo writeloadOptions, step func(float64, time.Duration) (writeStep, error), log io.Writer) error {
+	lo, hi := 0.0, math.Inf(1)
+	if rep.Main.OnTime {
+		lo = wo.Rate
+	} else {
+		hi = wo.Rate
+	}
+	for range wo.SearchSteps {
+		var rate float64
+		switch {
+		case math.IsInf(hi, 1):
+			rate = lo * 2
+		case lo == 0:
+			rate = hi / 2
+		default:
+			rate = math.Round((lo + hi) / 2)
+		}
+		if rate < 50 || (!math.IsInf(hi, 1) && hi-lo < max(100, lo/20)) {
+			break
+		}
+		fmt.Fprintf(log, "search (on time at %.0f, late at %.0f):\n", lo, hi)
+		st, err := step(rate, wo.SearchDuration)
+		if err != nil {
+			return err
+		}
+		rep.Search = append(rep.Search, st)
+		if st.OnTime {
+			lo = rate
+		} else {
+			hi = rate
+		}
+	}
+	rep.Highest = lo
+	return nil
+}
+
+// writeWindow sends reqs on schedule while reading, and measures.
+func writeWindow(addr string, fw *feedWatcher, reqs, reads [][]byte, rate float64, d time.Duration, wo writeloadOptions) (writeStep, error) {
+	st := writeStep{Rate: rate, Duration: d, Sent: len(reqs)}
+	before, err := scrapeHistograms(addr, phaseMetrics)
+	if err != nil {
+		return st, err
+	}
+	start := time.Now().Add(50 * time.Millisecond)
+	end := start.Add(d)
+	lags := make([]time.Duration, wo.SendConns)
+	errs := make([]error, wo.SendConns)
+	var wg sync.WaitGroup
+	for c := range wo.SendConns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl, err := dial(addr)
+			if err != nil {
+				errs[c] = err
+				return
+			}
+			defer cl.close()
+			// Sender k%K is on connection k%C (K is a multiple of C), so
+			// each sender's transactions go out in nonce order.
+			for k := c; k < len(reqs); k += wo.SendConns {
+				due := start.Add(time.Duration(float64(k) / rate * float64(time.Second)))
+				if w := time.Until(due); w > 0 {
+					time.Sleep(w)
+				} else {
+					lags[c] = max(lags[c], -w)
+				}
+				if err := sendOK(cl, reqs[k]); err != nil {
+					errs[c] = fmt.Errorf("transfer %d: %w", k, err)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Until(start))
+	res, rerr := runLoad(loadConfig{Addr: addr, Conns: wo.ReadConns, Duration: d, MaxRequests: 50_000_000, Bodies: reads, Check: checkCalls(1)})
+	wg.Wait()
+	time.Sleep(time.Until(end.Add(2 * flashblockInterval)))
+	if err := errors.Join(append(errs, rerr)...); err != nil {
+		return st, err
+	}
+	if res.Errors > 0 {
+		return st, fmt.Errorf("%d failed reads, first: %s", res.Errors, res.FirstError)
+	}
+	st.Reads = res
+	st.SendLagMax = slices.Max(lags)
+
+	// Flashblocks in arrival order.
+	var fbs []feedMsg
+	for _, m := range fw.snapshot() {
+		if !m.at.Before(start) && !m.at.After(end.Add(2*flashblockInterval)) {
+			fbs = append(fbs, m)
+		}
+	}
+	slices.SortFunc(fbs, func(a, b feedMsg) int { return a.at.Compare(b.at) })
+	var devs []time.Duration
+	for i, m := range fbs {
+		if m.at.After(end) {
+			st.Backlog -= m.txs // pre-confirmed just after the window: not backlog
+			continue
+		}
+		st.Flashblocks++
+		st.Preconfirmed += m.txs
+		if i > 0 {
+			dev := m.at.Sub(fbs[i-1].at) - flashblockInterval
+			if dev < 0 {
+				dev = -dev
+			}
+			devs = append(devs, dev)
+			if dev > punctualTolerance {
+				st.Late++
+			}
+		}
+	}
+	st.Backlog += st.Sent - st.Preconfirmed
+	st.PerSecond = float64(st.Preconfirmed) / d.Seconds()
+	slices.Sort(devs)
+	if len(devs) > 0 {
+		st.DevP50, st.DevP99, st.DevMax = percentile(devs, 0.5), percentile(devs, 0.99), devs[len(devs)-1]
+	}
+	after, err := scrapeHistograms(addr, phaseMetrics)
+	if err != nil {
+		return st, err
+	}
+	st.ReadableCount, st.ReadableMean, st.ReadableP99 = after[0].since(before[0], 0.99)
+	st.Phases = map[string][2]time.Duration{}
+	for i, name := range phaseMetrics[1:] {
+		_, mean, p99 := after[i+1].since(before[i+1], 0.99)
+		st.Phases[strings.TrimSuffix(strings.TrimPrefix(name, "preconf_sequencer_"), "_seconds")] = [2]time.Duration{mean, p99}
+	}
+	// On time: every interval within ±20 ms, no flashblock missing, the
+	// generator on schedule and everything sent pre-confirmed.
+	st.OnTime = st.Late == 0 && st.Flashblocks >= int(d/flashblockInterval)-1 &&
+		st.SendLagMax < flashblockInterval && st.Backlog <= 0
+	return st, nil
+}
+
+func (st writeStep) summary() string {
+	var ph []string
+	for _, k := range slices.Sorted(maps.Keys(st.Phases)) {
+		ph = append(ph, fmt.Sprintf("%s %s/≤%s", k, fmtDur(st.Phases[k][0]), fmtDur(st.Phases[k][1])))
+	}
+	return fmt.Sprintf("phases (mean/p99): %s\n  ", strings.Join(ph, ", ")) + fmt.Sprintf("sent %d (lag ≤ %s), pre-confirmed %.0f/s, backlog %d; %d flashblocks, interval deviation p50 %s p99 %s max %s, %d outside ±20 ms; built→readable mean %s p99 ≤ %s; reads %.0f/s p50 %s p99 %s max %s; on time: %v",
+		st.Sent, fmtDur(st.SendLagMax), st.PerSecond, st.Backlog, st.Flashblocks, fmtDur(st.DevP50), fmtDur(st.DevP99), fmtDur(st.DevMax), st.Late,
+		fmtDur(st.ReadableMean), fmtDur(st.ReadableP99), st.Reads.RPS, fmtDur(st.Reads.P50), fmtDur(st.Reads.P99), fmtDur(st.Reads.Max), st.OnTime)
+}
+
+// histogram is one Prometheus histogram's cumulative buckets.
+type histogram struct {
+	bounds []float64 // seconds, ascending; +Inf last
+	counts []float64
+	sum    float64
+	count  float64
+}
+
+// scrapeHistograms reads histograms from the node's /metrics.
+func scrapeHistograms(addr string, names []string) ([]histogram, error) {
+	resp, err := probeClient.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("/metrics: HTTP %d", resp.StatusCode)
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]histogram, len(names))
+	for i, name := range names {
+		if out[i], err = parseHistogram(bytes.NewReader(raw), name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func parseHistogram(r io.Reader, name string) (histogram, error) {
+	var h histogram
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"_") {
+			continue
+		}
+		sp := strings.LastIndexByte(line, ' ')
+		if sp < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[sp+1:], 64)
+		if err != nil {
+			continue
+		}
+		switch key := line[len(name):sp]; {
+		case strings.HasPrefix(key, `_bucket{le="`):
+			le, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(key, `_bucket{le="`), `"}`), 64)
+			if err != nil {
+				return h, fmt.Errorf("%s: bucket %q", name, key)
+			}
+			h.bounds, h.counts = append(h.bounds, le), append(h.counts, v)
+		case key == "_sum":
+			h.sum = v
+		case key == "_count":
+			h.count = v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return h, err
+	}
+	if len(h.bounds) == 0 {
+		return h, fmt.Errorf("/metrics has no histogram %s", name)
+	}
+	return h, nil
+}
+
+// since is what was observed between before and h: the count, the mean and
+// the upper bound of the bucket holding quantile q (+Inf: above the last).
+func (h histogram) since(before histogram, q float64) (int, time.Duration, time.Duration) {
+	n := h.count - before.count
+	if n <= 0 || len(before.counts) != len(h.counts) {
+		return 0, 0, 0
+	}
+	mean := time.Duration((h.sum - before.sum) / n * 1e9)
+	for i, c := range h.counts {
+		if c-before.counts[i] >= q*n {
+			if math.IsInf(h.bounds[i], 1) {
+				return int(n), mean, time.Duration(math.MaxInt64)
+			}
+			return int(n), mean, time.Duration(h.bounds[i] * 1e9)
+		}
+	}
+	return int(n), mean, 0
+}
+
+func (r *writeloadReport) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Reads while writing (%s, %s)\n\n", r.Version, r.Started.Format(time.RFC3339))
+	fmt.Fprintf(&b, "Transfers sent open-loop to the sequencer (200 ms flashblocks, 2 s blocks, %d senders, %d connections, pre-signed) while %d connections read `eth_getBalance(sender, \"pending\")` closed-loop:\n\n",
+		r.Options.Senders, r.Options.SendConns, r.Options.ReadConns)
+	b.WriteString("| rate sent | window | pre-confirmed/s | backlog | read req/s | read p50 / p99 / max | built→readable mean / p99 | flashblocks | interval deviation p50 / p99 / max | outside ±20 ms | on time |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, st := range append([]writeStep{r.Main}, r.Search...) {
+		fmt.Fprintf(&b, "| %.0f/s | %s | %.0f | %d | %.0f | %s / %s / %s | %s / ≤ %s | %d | %s / %s / %s | %d | %s |\n",
+			st.Rate, st.Duration, st.PerSecond, st.Backlog, st.Reads.RPS, fmtDur(st.Reads.P50), fmtDur(st.Reads.P99), fmtDur(st.Reads.Max),
+			fmtDur(st.ReadableMean), fmtDur(st.ReadableP99), st.Flashblocks, fmtDur(st.DevP50), fmtDur(st.DevP99), fmtDur(st.DevMax), st.Late, yesNo(st.OnTime))
+	}
+	if r.Options.Search {
+		fmt.Fprintf(&b, "\nHighest rate with every flashblock on time (±20 ms), nothing left behind and the generator on schedule: **%.0f transfers/s** (search windows of %s).\n", r.Highest, r.Options.SearchDuration)
+	}
+	fmt.Fprintf(&b, "\nThe generator signed %.0f transfers/s before each window (not timed). The first row's p99 of built → readable is the upper bound of the sequencer's histogram bucket that holds it.\n", r.SignTPS)
+	return b.String()
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// writeGenesisFunc writes the shared genesis after edit changes it.
+func writeGenesisFunc(path string, edit func(*core.Genesis)) error {
+	g := benchGenesis()
+	edit(g)
+	raw, err := json.Marshal(g)
+	if err != nil {
+		return fmt.Errorf("encode genesis: %w", err)
+	}
+	return os.WriteFile(path, raw, 0o644)
+}
+
+// waitPoolEmpty waits until the sequencer's pool is empty.
+func waitPoolEmpty(addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		raw, err := rpcCall(addr, "txpool_status")
+		if err != nil {
+			return err
+		}
+		var st struct{ Pending, Queued hexutil.Uint }
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return fmt.Errorf("txpool_status: %w", err)
+		}
+		if st.Pending+st.Queued == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the pool still holds %d transactions after %s", st.Pending+st.Queued, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
