@@ -73,6 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	addLatencyFlags(fs)   // -preconf-latency and its options (preconf_latency.go)
 	addFollowFlags(fs)    // -follow and its options (follow.go)
 	addWriteloadFlags(fs) // -writeload and its options (writeload.go)
+	addBigstateFlags(fs)  // -bigstate and its options (bigstate.go)
 	list := fs.Bool("list", false, "list the workloads and exit")
 	install := fs.String("install", "", "only install these peers (comma separated: anvil, geth, op-geth) and print their paths, one a line")
 	if err := fs.Parse(args); err != nil {
@@ -140,6 +141,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if writeloadOpts.Enabled {
 		return runWriteload(o, stdout, stderr)
+	}
+	if bigstateOpts.Enabled {
+		return runBigstate(o, stdout, stderr)
 	}
 	rep, err := benchmark(o, stderr)
 	if rep != nil {

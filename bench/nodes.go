@@ -41,6 +41,8 @@ type nodeKind struct {
 	// prepare, if set, runs first (geth init).
 	prepare func(env *env, bin, dir string) error
 	args    func(env *env, dir string) []string
+	// Dir, if set, is an existing data dir used instead of a fresh one.
+	Dir string
 }
 
 // env is what node kinds share.
@@ -154,11 +156,17 @@ type runningNode struct {
 	done chan struct{}
 	err  error // set when the process exits
 	logf *os.File
+	// startup is the time from the process's start to its first answer
+	// (eth_chainId, polled every 20 ms).
+	startup time.Duration
 }
 
 // startNode starts kind from a fresh data dir and waits until it answers.
 func startNode(e *env, kind nodeKind, bin string, round int) (*runningNode, error) {
-	dir := filepath.Join(e.work, fmt.Sprintf("%s-data-%d", kind.Name, round))
+	dir := kind.Dir
+	if dir == "" {
+		dir = filepath.Join(e.work, fmt.Sprintf("%s-data-%d", kind.Name, round))
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -186,6 +194,7 @@ func startNode(e *env, kind nodeKind, bin string, round int) (*runningNode, erro
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", kind.Name, err)
 	}
+	started := time.Now()
 	n := &runningNode{kind: kind, cmd: cmd, addr: fmt.Sprintf("127.0.0.1:%d", kind.Port), done: make(chan struct{}), logf: logf}
 	go func() {
 		n.err = cmd.Wait()
@@ -194,13 +203,14 @@ func startNode(e *env, kind nodeKind, bin string, round int) (*runningNode, erro
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		if _, err := rpcCall(n.addr, "eth_chainId"); err == nil {
+			n.startup = time.Since(started)
 			return n, nil
 		}
 		select {
 		case <-n.done:
 			logf.Close()
 			return nil, fmt.Errorf("%s exited during start-up (%v); log: %s\n%s", kind.Name, n.err, logPath, tail(logPath))
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			n.stop()

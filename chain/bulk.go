@@ -1,0 +1,240 @@
+package chain
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"iter"
+	"path/filepath"
+	"slices"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethdb"
+	"github.com/ethereum/go-ethereum/ethdb/pebble"
+	"github.com/ethereum/go-ethereum/rlp"
+	"github.com/ethereum/go-ethereum/trie"
+	"github.com/holiman/uint256"
+)
+
+// A bulk genesis is a genesis whose state is too large for core.Genesis (an
+// in-memory alloc committed through a StateDB: a million accounts and ten
+// million slots take minutes and gigabytes). CreateBulk streams the extra
+// accounts, in ascending order of their address hashes, through stack tries
+// straight into a new store: the hash-scheme trie nodes, the flat state
+// snapshot (marked complete, so that opening the store does not regenerate
+// it by scanning the trie) and the genesis block. The store is then opened
+// like any other datadir, without --genesis (its hash is not the small
+// genesis's: the state differs).
+
+// BulkAccount is one account of a bulk genesis.
+type BulkAccount struct {
+	Hash    common.Hash // keccak256 of the address
+	Nonce   uint64
+	Balance *uint256.Int
+	Code    []byte
+	// Storage yields the slots in ascending order of their key hashes, with
+	// non-zero values.
+	Storage iter.Seq2[common.Hash, common.Hash]
+}
+
+// BulkResult is what CreateBulk wrote.
+type BulkResult struct {
+	Block    *types.Block
+	Accounts uint64
+	Slots    uint64
+}
+
+// bulkBatch bounds a write batch.
+const bulkBatch = 64 << 20
+
+// CreateBulk writes a new store under dir (as Open would find it) holding
+// g's genesis block with g.Alloc plus accounts as its state. accounts must
+// be in ascending hash order and must not repeat g.Alloc's.
+func CreateBulk(dir string, g *core.Genesis, accounts iter.Seq[BulkAccount]) (BulkResult, error) {
+	if g.Config == nil || g.Config.Optimism != nil {
+		return BulkResult{}, errors.New("bulk genesis: needs a chain config without OP-stack rules (its genesis block depends on a storage root)")
+	}
+	kv, err := pebble.New(filepath.Join(dir, "chaindata"), 256, 256, "preconf/db/", false)
+	if err != nil {
+		return BulkResult{}, fmt.Errorf("open pebble at %s: %w", dir, err)
+	}
+	db := rawdb.NewDatabase(kv)
+	defer db.Close()
+	if rawdb.ReadCanonicalHash(db, 0) != (common.Hash{}) {
+		return BulkResult{}, fmt.Errorf("bulk genesis: %s already holds a chain", dir)
+	}
+	w := &bulkWriter{db: db, batch: db.NewBatch()}
+	accTrie := trie.NewStackTrie(w.node)
+	var res BulkResult
+	for acc := range mergeAlloc(g.Alloc, accounts) {
+		root, slots, err := w.storage(acc)
+		if err != nil {
+			return res, err
+		}
+		codeHash := types.EmptyCodeHash
+		if len(acc.Code) > 0 {
+			codeHash = crypto.Keccak256Hash(acc.Code)
+			rawdb.WriteCode(w.batch, codeHash, acc.Code)
+		}
+		sa := types.StateAccount{Nonce: acc.Nonce, Balance: acc.Balance, Root: root, CodeHash: codeHash.Bytes()}
+		if sa.Balance == nil {
+			sa.Balance = new(uint256.Int)
+		}
+		full, err := rlp.EncodeToBytes(&sa)
+		if err != nil {
+			return res, err
+		}
+		if err := accTrie.Update(acc.Hash[:], full); err != nil {
+			return res, fmt.Errorf("bulk genesis: account %s: %w", acc.Hash, err)
+		}
+		rawdb.WriteAccountSnapshot(w.batch, acc.Hash, types.SlimAccountRLP(sa))
+		res.Accounts++
+		res.Slots += slots
+		if err := w.flush(false); err != nil {
+			return res, err
+		}
+	}
+	root := accTrie.Hash()
+
+	// The genesis block over that root (ToBlock hashes g.Alloc alone; every
+	// other header field is the same).
+	header := g.ToBlock().Header()
+	header.Root = root
+	block := g.ToBlock().WithSeal(header)
+	rawdb.WriteSnapshotRoot(w.batch, root)
+	gen, err := rlp.EncodeToBytes(&snapshotGenerator{Done: true, Accounts: res.Accounts, Slots: res.Slots})
+	if err != nil {
+		return res, err
+	}
+	rawdb.WriteSnapshotGenerator(w.batch, gen)
+	rawdb.WriteBlock(w.batch, block)
+	rawdb.WriteReceipts(w.batch, block.Hash(), 0, nil)
+	rawdb.WriteCanonicalHash(w.batch, block.Hash(), 0)
+	rawdb.WriteHeadBlockHash(w.batch, block.Hash())
+	rawdb.WriteHeadFastBlockHash(w.batch, block.Hash())
+	rawdb.WriteHeadHeaderHash(w.batch, block.Hash())
+	rawdb.WriteChainConfig(w.batch, block.Hash(), g.Config)
+	if err := w.flush(true); err != nil {
+		return res, err
+	}
+	res.Block = block
+	return res, nil
+}
+
+// snapshotGenerator is go-ethereum's snapshot generator record (RLP, field
+// for field): Done says the flat state is complete.
+type snapshotGenerator struct {
+	Wiping   bool // deprecated, always false
+	Done     bool
+	Marker   []byte
+	Accounts uint64
+	Slots    uint64
+	Storage  uint64
+}
+
+type bulkWriter struct {
+	db    ethdb.Database
+	batch ethdb.Batch
+}
+
+// node stores a committed trie node under its hash (hash scheme).
+func (w *bulkWriter) node(_ []byte, hash common.Hash, blob []byte) {
+	rawdb.WriteLegacyTrieNode(w.batch, hash, blob)
+}
+
+// storage writes an account's storage trie and flat slots.
+func (w *bulkWriter) storage(acc BulkAccount) (common.Hash, uint64, error) {
+	if acc.Storage == nil {
+		return types.EmptyRootHash, 0, nil
+	}
+	st := trie.NewStackTrie(w.node)
+	var n uint64
+	for key, value := range acc.Storage {
+		enc, _ := rlp.EncodeToBytes(common.TrimLeftZeroes(value[:]))
+		if err := st.Update(key[:], enc); err != nil {
+			return common.Hash{}, n, fmt.Errorf("bulk genesis: account %s slot %s: %w", acc.Hash, key, err)
+		}
+		rawdb.WriteStorageSnapshot(w.batch, acc.Hash, key, enc)
+		n++
+		if err := w.flush(false); err != nil {
+			return common.Hash{}, n, err
+		}
+	}
+	if n == 0 {
+		return types.EmptyRootHash, 0, nil
+	}
+	return st.Hash(), n, nil
+}
+
+// flush writes the batch when it is large (or always, syncing the store).
+func (w *bulkWriter) flush(final bool) error {
+	if !final && w.batch.ValueSize() < bulkBatch {
+		return nil
+	}
+	if err := w.batch.Write(); err != nil {
+		return fmt.Errorf("bulk genesis: write: %w", err)
+	}
+	w.batch.Reset()
+	if final {
+		if s, ok := w.db.(ethdb.KeyValueSyncer); ok {
+			return s.SyncKeyValue()
+		}
+	}
+	return nil
+}
+
+// mergeAlloc yields alloc's accounts and the stream's in one ascending hash
+// order.
+func mergeAlloc(alloc types.GenesisAlloc, stream iter.Seq[BulkAccount]) iter.Seq[BulkAccount] {
+	small := make([]BulkAccount, 0, len(alloc))
+	for addr, a := range alloc {
+		acc := BulkAccount{Hash: crypto.Keccak256Hash(addr[:]), Nonce: a.Nonce, Code: a.Code}
+		if a.Balance != nil {
+			acc.Balance = uint256.MustFromBig(a.Balance)
+		}
+		if len(a.Storage) > 0 {
+			keys := make([]common.Hash, 0, len(a.Storage))
+			values := make(map[common.Hash]common.Hash, len(a.Storage))
+			for k, v := range a.Storage {
+				if v == (common.Hash{}) {
+					continue
+				}
+				h := crypto.Keccak256Hash(k[:])
+				keys, values[h] = append(keys, h), v
+			}
+			slices.SortFunc(keys, func(a, b common.Hash) int { return bytes.Compare(a[:], b[:]) })
+			acc.Storage = func(yield func(common.Hash, common.Hash) bool) {
+				for _, k := range keys {
+					if !yield(k, values[k]) {
+						return
+					}
+				}
+			}
+		}
+		small = append(small, acc)
+	}
+	slices.SortFunc(small, func(a, b BulkAccount) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
+	return func(yield func(BulkAccount) bool) {
+		i := 0
+		for acc := range stream {
+			for i < len(small) && bytes.Compare(small[i].Hash[:], acc.Hash[:]) < 0 {
+				if !yield(small[i]) {
+					return
+				}
+				i++
+			}
+			if !yield(acc) {
+				return
+			}
+		}
+		for ; i < len(small); i++ {
+			if !yield(small[i]) {
+				return
+			}
+		}
+	}
+}
