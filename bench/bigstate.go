@@ -407,7 +407,10 @@ func bigstateRound(e *env, o options, kind nodeKind, bin string, round int, wls 
 	defer n.stop()
 	bn.Startup = append(bn.Startup, n.startup)
 	fmt.Fprintf(e.log, "  %-8s start-up %s\n", kind.Name, fmtDur(n.startup))
-	for _, w := range wls {
+	// The workload order rotates with the round: the first one after a
+	// start meets cold caches.
+	for k := range wls {
+		w := wls[(k+round)%len(wls)]
 		if err := w.verify(n.addr); err != nil {
 			return err
 		}

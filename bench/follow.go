@@ -15,6 +15,7 @@ package main
 //       -conns): requests/s and the follower/sequencer ratio.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -51,21 +52,38 @@ func addFollowFlags(fs *flag.FlagSet) {
 }
 
 type followReport struct {
-	Started  time.Time      `json:"started"`
-	Host     map[string]any `json:"host"`
-	Options  followOptions  `json:"options"`
-	Version  string         `json:"version"`
-	Measured int            `json:"flashblocks_measured"`
-	// (a) sequencer feed message → follower feed message
+	Started time.Time      `json:"started"`
+	Host    map[string]any `json:"host"`
+	Options followOptions  `json:"options"`
+	Version string         `json:"version"`
+	Rounds  int            `json:"rounds"`
+	// ReadConns read the follower during (a) under reads and in (b).
+	ReadConns int `json:"read_conns"`
+	// (a) idle, then while the follower serves a closed-loop read load.
+	Idle   followLatency `json:"idle"`
+	Loaded followLatency `json:"under_reads"`
+	// (a) the follower's own received → visible quantiles (follower_status)
+	InternalMs map[string]float64 `json:"internal_ms"`
+	Counters   map[string]uint64  `json:"counters"`
+	// (b) medians over rounds, and each round's follower/sequencer ratio.
+	Sequencer map[string]loadResult `json:"sequencer"`
+	Follower  map[string]loadResult `json:"follower"`
+	Ratios    map[string][]float64  `json:"ratios"`
+}
+
+// followLatency is one run of -follow-flashblocks batches.
+type followLatency struct {
+	Measured int `json:"flashblocks_measured"`
+	// sequencer feed message → follower feed message (batches ≥ 90 % full)
 	FeedP50 time.Duration `json:"feed_to_feed_p50_ns"`
 	FeedP99 time.Duration `json:"feed_to_feed_p99_ns"`
 	FeedMax time.Duration `json:"feed_to_feed_max_ns"`
-	// (a) the follower's received → published (follower_status)
-	InternalMs map[string]float64 `json:"internal_ms"`
-	Counters   map[string]uint64  `json:"counters"`
-	// (b)
-	Sequencer map[string]loadResult `json:"sequencer"`
-	Follower  map[string]loadResult `json:"follower"`
+	// the follower's received → visible histogram over the run (every
+	// flashblock; p99 is a bucket bound)
+	VisibleCount int           `json:"visible_count"`
+	VisibleMean  time.Duration `json:"visible_mean_ns"`
+	VisibleP99   time.Duration `json:"visible_p99_le_ns"`
+	Reads        loadResult    `json:"reads"` // on the follower, meanwhile (none when idle)
 }
 
 func runFollowBench(o options, stdout, log io.Writer) int {
@@ -97,8 +115,8 @@ func measureFollow(o options, log io.Writer) (*followReport, error) {
 		return nil, err
 	}
 	defer fol.stop()
-	rep := &followReport{Started: time.Now().UTC(), Host: hostInfo(), Options: fo, Version: seq.version(),
-		Sequencer: map[string]loadResult{}, Follower: map[string]loadResult{}}
+	rep := &followReport{Started: time.Now().UTC(), Host: hostInfo(), Options: fo, Version: seq.version(), Rounds: o.Rounds, ReadConns: o.Conns,
+		Sequencer: map[string]loadResult{}, Follower: map[string]loadResult{}, Ratios: map[string][]float64{}}
 
 	seqFeed, err := watchFeed(seq.addr)
 	if err != nil {
@@ -114,44 +132,17 @@ func measureFollow(o options, log io.Writer) (*followReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := dial(seq.addr)
-	if err != nil {
-		return nil, err
-	}
-	defer c.close()
-
-	fmt.Fprintf(log, "(a) %d flashblocks of %d transfers: sequencer feed → follower feed\n", fo.Flashblocks, fo.Txs)
-	tick := time.NewTicker(200 * time.Millisecond)
-	for i := range fo.Flashblocks {
-		<-tick.C
-		for j := range fo.Txs {
-			_, req, err := s.next((i*fo.Txs+j)%len(s.keys), seq.addr)
-			if err != nil {
-				tick.Stop()
-				return nil, err
-			}
-			if err := sendOK(c, req); err != nil {
-				tick.Stop()
-				return nil, err
-			}
+	for _, run := range []struct {
+		name  string
+		into  *followLatency
+		conns int
+	}{{"idle", &rep.Idle, 0}, {fmt.Sprintf("while the follower serves %d connections of pending reads", o.Conns), &rep.Loaded, o.Conns}} {
+		fmt.Fprintf(log, "(a) %d flashblocks of %d transfers, %s: sequencer feed → follower feed\n", fo.Flashblocks, fo.Txs, run.name)
+		if *run.into, err = flashblockRun(seq.addr, fol.addr, seqFeed, folFeed, s, fo, run.conns); err != nil {
+			return nil, err
 		}
-	}
-	tick.Stop()
-	time.Sleep(2 * time.Second)
-	var lats []time.Duration
-	for k, m := range seqFeed.snapshot() {
-		if m.txs*10 < fo.Txs*9 {
-			continue
-		}
-		if f, ok := folFeed.snapshot()[k]; ok {
-			lats = append(lats, f.at.Sub(m.at))
-		}
-	}
-	slices.Sort(lats)
-	rep.Measured = len(lats)
-	rep.FeedP50, rep.FeedP99 = percentile(lats, 0.50), percentile(lats, 0.99)
-	if len(lats) > 0 {
-		rep.FeedMax = lats[len(lats)-1]
+		fmt.Fprintf(log, "  %d measured: p50 %s p99 %s max %s; follower received → visible mean %s p99 ≤ %s; reads %.0f/s p99 %s\n", run.into.Measured,
+			fmtDur(run.into.FeedP50), fmtDur(run.into.FeedP99), fmtDur(run.into.FeedMax), fmtDur(run.into.VisibleMean), fmtDur(run.into.VisibleP99), run.into.Reads.RPS, fmtDur(run.into.Reads.P99))
 	}
 	raw, err := rpcCall(fol.addr, "follower_status")
 	if err != nil {
@@ -166,32 +157,130 @@ func measureFollow(o options, log io.Writer) (*followReport, error) {
 	}
 	rep.InternalMs, rep.Counters = st.LatencyMs, st.Counters
 
-	fmt.Fprintf(log, "(b) pending reads, %s each, %d conns\n", o.Duration, o.Conns)
-	for _, w := range []workload{balance("pending"), storage("pending")} {
-		for _, n := range []struct {
-			name string
-			addr string
-			into map[string]loadResult
-		}{{"sequencer", seq.addr, rep.Sequencer}, {"follower", fol.addr, rep.Follower}} {
-			cfg := loadConfig{Addr: n.addr, Conns: o.Conns, Duration: o.Warmup, MaxRequests: o.MaxRequests, Bodies: w.Bodies, Check: checkCalls(1)}
-			if o.Warmup > 0 {
-				if _, err := runLoad(cfg); err != nil {
-					return nil, err
-				}
-			}
-			cfg.Duration = o.Duration
-			res, err := runLoad(cfg)
-			if err != nil {
-				return nil, err
-			}
-			if res.Errors > 0 {
-				return nil, fmt.Errorf("%s %s: %d errors, first: %s", n.name, w.Name, res.Errors, res.FirstError)
-			}
-			n.into[w.Name] = res
-			fmt.Fprintf(log, "  %-9s %-26s %9.0f req/s  p50 %6s  p99 %6s\n", n.name, w.Name, res.RPS, fmtDur(res.P50), fmtDur(res.P99))
-		}
+	fmt.Fprintf(log, "(b) pending reads, %s each, %d conns, %d rounds\n", o.Duration, o.Conns, o.Rounds)
+	if err := followReads(rep, o, seq.addr, fol.addr, log); err != nil {
+		return nil, err
 	}
 	return rep, nil
+}
+
+// flashblockRun sends fo.Flashblocks batches of fo.Txs pre-signed transfers,
+// one per flashblock interval, while readConns connections (if any) read
+// the follower's pending state, and measures how the follower kept up.
+func flashblockRun(seqAddr, folAddr string, seqFeed, folFeed *feedWatcher, s *senders, fo followOptions, readConns int) (followLatency, error) {
+	var fl followLatency
+	reqs := make([][]byte, fo.Flashblocks*fo.Txs)
+	for i := range reqs {
+		var err error
+		if _, reqs[i], err = s.next(i%len(s.keys), seqAddr); err != nil {
+			return fl, err
+		}
+	}
+	c, err := dial(seqAddr)
+	if err != nil {
+		return fl, err
+	}
+	defer c.close()
+	visible := []string{"preconf_follower_visible_latency_seconds"}
+	before, err := scrapeHistograms(folAddr, visible)
+	if err != nil {
+		return fl, err
+	}
+	start := time.Now()
+	readDone := make(chan error, 1)
+	if readConns > 0 {
+		go func() {
+			var err error
+			fl.Reads, err = runLoad(loadConfig{Addr: folAddr, Conns: readConns, Duration: time.Duration(fo.Flashblocks+5) * 200 * time.Millisecond,
+				MaxRequests: 50_000_000, Bodies: balance("pending").Bodies, Check: checkCalls(1)})
+			if err == nil && fl.Reads.Errors > 0 {
+				err = fmt.Errorf("follower reads: %d errors, first: %s", fl.Reads.Errors, fl.Reads.FirstError)
+			}
+			readDone <- err
+		}()
+	} else {
+		readDone <- nil
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	for i := range fo.Flashblocks {
+		<-tick.C
+		for _, req := range reqs[i*fo.Txs : (i+1)*fo.Txs] {
+			if err := sendOK(c, req); err != nil {
+				tick.Stop()
+				<-readDone
+				return fl, err
+			}
+		}
+	}
+	tick.Stop()
+	time.Sleep(time.Second)
+	if err := <-readDone; err != nil {
+		return fl, err
+	}
+	after, err := scrapeHistograms(folAddr, visible)
+	if err != nil {
+		return fl, err
+	}
+	fl.VisibleCount, fl.VisibleMean, fl.VisibleP99 = after[0].since(before[0], 0.99)
+	var lats []time.Duration
+	fols := folFeed.snapshot()
+	for k, m := range seqFeed.snapshot() {
+		if m.at.Before(start) || m.txs*10 < fo.Txs*9 {
+			continue
+		}
+		if f, ok := fols[k]; ok {
+			lats = append(lats, f.at.Sub(m.at))
+		}
+	}
+	slices.Sort(lats)
+	fl.Measured = len(lats)
+	fl.FeedP50, fl.FeedP99 = percentile(lats, 0.50), percentile(lats, 0.99)
+	if len(lats) > 0 {
+		fl.FeedMax = lats[len(lats)-1]
+	}
+	return fl, nil
+}
+
+// followReads measures pending reads on both nodes, alternating which goes
+// first, for o.Rounds rounds; the report keeps the median round by req/s.
+func followReads(rep *followReport, o options, seqAddr, folAddr string, log io.Writer) error {
+	nodes := []struct {
+		name, addr string
+		into       map[string]loadResult
+	}{{"sequencer", seqAddr, rep.Sequencer}, {"follower", folAddr, rep.Follower}}
+	for _, w := range []workload{balance("pending"), storage("pending")} {
+		all := map[string][]loadResult{}
+		for round := range o.Rounds {
+			got := map[string]float64{}
+			for k := range nodes {
+				n := nodes[(k+round)%len(nodes)]
+				cfg := loadConfig{Addr: n.addr, Conns: o.Conns, Duration: o.Warmup, MaxRequests: o.MaxRequests, Bodies: w.Bodies, Check: checkCalls(1)}
+				if o.Warmup > 0 {
+					if _, err := runLoad(cfg); err != nil {
+						return err
+					}
+				}
+				cfg.Duration = o.Duration
+				res, err := runLoad(cfg)
+				if err != nil {
+					return err
+				}
+				if res.Errors > 0 {
+					return fmt.Errorf("%s %s: %d errors, first: %s", n.name, w.Name, res.Errors, res.FirstError)
+				}
+				all[n.name] = append(all[n.name], res)
+				got[n.name] = res.RPS
+				fmt.Fprintf(log, "  %-9s %-26s %9.0f req/s  p50 %6s  p99 %6s\n", n.name, w.Name, res.RPS, fmtDur(res.P50), fmtDur(res.P99))
+			}
+			rep.Ratios[w.Name] = append(rep.Ratios[w.Name], got["follower"]/got["sequencer"])
+		}
+		for _, n := range nodes {
+			rs := all[n.name]
+			slices.SortFunc(rs, func(a, b loadResult) int { return cmp.Compare(a.RPS, b.RPS) })
+			n.into[w.Name] = rs[len(rs)/2]
+		}
+	}
+	return nil
 }
 
 // sequencingNode builds preconf and starts it with its sequencer (2 s
@@ -286,18 +375,25 @@ func (w *feedWatcher) close() { w.conn.CloseNow(); <-w.done }
 func (r *followReport) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## preconf follow mode (%s, %s)\n\n", r.Version, r.Started.Format(time.RFC3339))
-	fmt.Fprintf(&b, "(a) %d flashblocks of %d transfers to one address, 200 ms apart; %d measured (≥ 90%% of a batch, seen on both feeds):\n\n", r.Options.Flashblocks, r.Options.Txs, r.Measured)
-	b.WriteString("| flashblock | p50 | p99 | max |\n|---|---:|---:|---:|\n")
-	fmt.Fprintf(&b, "| sequencer feed message → follower feed message | %s | %s | %s |\n", fmtDur(r.FeedP50), fmtDur(r.FeedP99), fmtDur(r.FeedMax))
-	fmt.Fprintf(&b, "| follower: frame received → snapshot published (all flashblocks) | %.1f ms | %.1f ms | %.1f ms |\n\n", r.InternalMs["p50"], r.InternalMs["p99"], r.InternalMs["max"])
-	b.WriteString("(b) pending reads, closed loop:\n\n| workload | sequencer req/s | follower req/s | follower/sequencer |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "(a) %d flashblocks of %d transfers, 200 ms apart, idle and while the follower serves %d connections of `eth_getBalance` pending reads; feed-to-feed over flashblocks with ≥ 90 %% of a batch seen on both feeds, the follower's received → visible from its histogram (every flashblock of the run; p99 is a bucket bound):\n\n", r.Options.Flashblocks, r.Options.Txs, r.ReadConns)
+	b.WriteString("| run | measured | sequencer feed → follower feed p50 / p99 / max | follower received → visible mean / p99 | follower reads/s | read p99 |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, run := range []struct {
+		name string
+		l    followLatency
+	}{{"idle", r.Idle}, {"serving reads", r.Loaded}} {
+		fmt.Fprintf(&b, "| %s | %d | %s / %s / %s | %s / ≤ %s | %.0f | %s |\n", run.name, run.l.Measured, fmtDur(run.l.FeedP50), fmtDur(run.l.FeedP99), fmtDur(run.l.FeedMax),
+			fmtDur(run.l.VisibleMean), fmtDur(run.l.VisibleP99), run.l.Reads.RPS, fmtDur(run.l.Reads.P99))
+	}
+	fmt.Fprintf(&b, "\nfollower_status at the end (last samples): received → visible p50 %.1f ms, p99 %.1f ms, max %.1f ms.\n\n", r.InternalMs["p50"], r.InternalMs["p99"], r.InternalMs["max"])
+	fmt.Fprintf(&b, "(b) pending reads, closed loop, %d rounds alternating which node goes first (median round):\n\n", r.Rounds)
+	b.WriteString("| workload | sequencer req/s | p99 | follower req/s | p99 | follower/sequencer (median; each round) |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, name := range []string{"eth_getBalance/pending", "eth_getStorageAt/pending"} {
 		s, f := r.Sequencer[name], r.Follower[name]
-		ratio := 0.0
-		if s.RPS > 0 {
-			ratio = f.RPS / s.RPS
+		var each []string
+		for _, x := range r.Ratios[name] {
+			each = append(each, fmt.Sprintf("%.2f", x))
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.2f× |\n", name, s.RPS, f.RPS, ratio)
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %.0f | %s | **%.2f×** (%s) |\n", name, s.RPS, fmtDur(s.P99), f.RPS, fmtDur(f.P99), median(r.Ratios[name]), strings.Join(each, ", "))
 	}
 	return b.String()
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"iter"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
@@ -37,7 +39,7 @@ type BulkAccount struct {
 	Balance *uint256.Int
 	Code    []byte
 	// Storage yields the slots in ascending order of their key hashes, with
-	// non-zero values.
+	// non-zero values. It is called once, on another goroutine.
 	Storage iter.Seq2[common.Hash, common.Hash]
 }
 
@@ -70,31 +72,58 @@ func CreateBulk(dir string, g *core.Genesis, accounts iter.Seq[BulkAccount]) (Bu
 	w := &bulkWriter{db: db, batch: db.NewBatch()}
 	accTrie := trie.NewStackTrie(w.node)
 	var res BulkResult
-	for acc := range mergeAlloc(g.Alloc, accounts) {
-		root, slots, err := w.storage(acc)
-		if err != nil {
-			return res, err
+	// Storage tries are built by workers, one account each, with their own
+	// batches; the account trie takes their roots in order. pending holds
+	// the accounts in flight, oldest first. (BenchmarkCreateBulk, 200k
+	// slots on a loaded 2-core machine: 17.9 µs/slot with GOMAXPROCS=1,
+	// 14.6 with 2.)
+	jobs := make(chan *bulkJob)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sw := &bulkWriter{db: db, batch: db.NewBatch()}
+			for j := range jobs {
+				j.root, j.slots, j.err = sw.storage(j.acc)
+				if j.err == nil {
+					j.err = sw.flush(true)
+				}
+				close(j.done)
+			}
+		}()
+	}
+	defer func() { close(jobs); wg.Wait() }()
+	var pending []*bulkJob
+	finish := func(j *bulkJob) error {
+		<-j.done
+		if j.err != nil {
+			return j.err
 		}
-		codeHash := types.EmptyCodeHash
-		if len(acc.Code) > 0 {
-			codeHash = crypto.Keccak256Hash(acc.Code)
-			rawdb.WriteCode(w.batch, codeHash, acc.Code)
+		if err := w.account(accTrie, j); err != nil {
+			return err
 		}
-		sa := types.StateAccount{Nonce: acc.Nonce, Balance: acc.Balance, Root: root, CodeHash: codeHash.Bytes()}
-		if sa.Balance == nil {
-			sa.Balance = new(uint256.Int)
-		}
-		full, err := rlp.EncodeToBytes(&sa)
-		if err != nil {
-			return res, err
-		}
-		if err := accTrie.Update(acc.Hash[:], full); err != nil {
-			return res, fmt.Errorf("bulk genesis: account %s: %w", acc.Hash, err)
-		}
-		rawdb.WriteAccountSnapshot(w.batch, acc.Hash, types.SlimAccountRLP(sa))
 		res.Accounts++
-		res.Slots += slots
-		if err := w.flush(false); err != nil {
+		res.Slots += j.slots
+		return w.flush(false)
+	}
+	for acc := range mergeAlloc(g.Alloc, accounts) {
+		j := &bulkJob{acc: acc, root: types.EmptyRootHash, done: make(chan struct{})}
+		if acc.Storage != nil {
+			jobs <- j
+		} else {
+			close(j.done)
+		}
+		pending = append(pending, j)
+		for len(pending) > 0 && (len(pending) > 4*runtime.GOMAXPROCS(0) || isDone(pending[0].done)) {
+			if err := finish(pending[0]); err != nil {
+				return res, err
+			}
+			pending = pending[1:]
+		}
+	}
+	for _, j := range pending {
+		if err := finish(j); err != nil {
 			return res, err
 		}
 	}
@@ -121,6 +150,11 @@ func CreateBulk(dir string, g *core.Genesis, accounts iter.Seq[BulkAccount]) (Bu
 	if err := w.flush(true); err != nil {
 		return res, err
 	}
+	if s, ok := db.(ethdb.KeyValueSyncer); ok {
+		if err := s.SyncKeyValue(); err != nil {
+			return res, fmt.Errorf("bulk genesis: sync: %w", err)
+		}
+	}
 	res.Block = block
 	return res, nil
 }
@@ -134,6 +168,47 @@ type snapshotGenerator struct {
 	Accounts uint64
 	Slots    uint64
 	Storage  uint64
+}
+
+// bulkJob is one account on its way into the account trie.
+type bulkJob struct {
+	acc   BulkAccount
+	root  common.Hash
+	slots uint64
+	err   error
+	done  chan struct{}
+}
+
+func isDone(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// account writes an account's code, trie leaf and flat entry.
+func (w *bulkWriter) account(accTrie *trie.StackTrie, j *bulkJob) error {
+	acc := j.acc
+	codeHash := types.EmptyCodeHash
+	if len(acc.Code) > 0 {
+		codeHash = crypto.Keccak256Hash(acc.Code)
+		rawdb.WriteCode(w.batch, codeHash, acc.Code)
+	}
+	sa := types.StateAccount{Nonce: acc.Nonce, Balance: acc.Balance, Root: j.root, CodeHash: codeHash.Bytes()}
+	if sa.Balance == nil {
+		sa.Balance = new(uint256.Int)
+	}
+	full, err := rlp.EncodeToBytes(&sa)
+	if err != nil {
+		return err
+	}
+	if err := accTrie.Update(acc.Hash[:], full); err != nil {
+		return fmt.Errorf("bulk genesis: account %s: %w", acc.Hash, err)
+	}
+	rawdb.WriteAccountSnapshot(w.batch, acc.Hash, types.SlimAccountRLP(sa))
+	return nil
 }
 
 type bulkWriter struct {
@@ -170,20 +245,15 @@ func (w *bulkWriter) storage(acc BulkAccount) (common.Hash, uint64, error) {
 	return st.Hash(), n, nil
 }
 
-// flush writes the batch when it is large (or always, syncing the store).
-func (w *bulkWriter) flush(final bool) error {
-	if !final && w.batch.ValueSize() < bulkBatch {
+// flush writes the batch when it is large (or always).
+func (w *bulkWriter) flush(always bool) error {
+	if !always && w.batch.ValueSize() < bulkBatch {
 		return nil
 	}
 	if err := w.batch.Write(); err != nil {
 		return fmt.Errorf("bulk genesis: write: %w", err)
 	}
 	w.batch.Reset()
-	if final {
-		if s, ok := w.db.(ethdb.KeyValueSyncer); ok {
-			return s.SyncKeyValue()
-		}
-	}
 	return nil
 }
 

@@ -93,3 +93,33 @@ func TestCreateBulkMatchesGenesis(t *testing.T) {
 		}
 	}
 }
+
+// go test -run '^$' -bench CreateBulk -benchtime 1x ./chain/
+func BenchmarkCreateBulk(b *testing.B) {
+	const contracts, perContract = 20, 10_000
+	slots := make([]common.Hash, perContract)
+	for j := range slots {
+		k := common.BigToHash(big.NewInt(int64(j)))
+		slots[j] = crypto.Keccak256Hash(k[:])
+	}
+	slices.SortFunc(slots, func(a, b common.Hash) int { return bytes.Compare(a[:], b[:]) })
+	var accs []BulkAccount
+	for i := range contracts {
+		addr := common.BigToAddress(big.NewInt(int64(0xb16000 + i)))
+		accs = append(accs, BulkAccount{Hash: crypto.Keccak256Hash(addr[:]), Balance: uint256.NewInt(1), Code: []byte{1},
+			Storage: func(yield func(common.Hash, common.Hash) bool) {
+				for j, h := range slots {
+					if !yield(h, common.BigToHash(big.NewInt(int64(i*perContract+j+1)))) {
+						return
+					}
+				}
+			}})
+	}
+	slices.SortFunc(accs, func(a, b BulkAccount) int { return bytes.Compare(a.Hash[:], b.Hash[:]) })
+	for b.Loop() {
+		if _, err := CreateBulk(b.TempDir(), DevGenesis(), slices.Values(accs)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*contracts*perContract), "ns/slot")
+}
