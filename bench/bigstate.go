@@ -156,18 +156,19 @@ type bigstateReport struct {
 	Seconds float64                  `json:"seconds"`
 }
 
-func runBigstate(o options, stdout, log io.Writer) int {
+func runBigstate(o options, stdout, log io.Writer, docs func(...docSection) int) int {
 	rep, err := measureBigstate(o, log)
 	if err != nil {
 		fmt.Fprintln(log, "bench:", err)
 		return 1
 	}
-	writeSideReport(o, stdout, log, "bigstate", rep, rep.markdown())
+	md := rep.markdown()
+	writeSideReport(o, stdout, log, "bigstate", rep, md)
 	if len(rep.Errors) > 0 {
 		fmt.Fprintf(log, "bench: %d error(s):\n  %s\n", len(rep.Errors), strings.Join(rep.Errors, "\n  "))
 		return 1
 	}
-	return 0
+	return docs(docSection{"docs/bench.md", "bigstate", md})
 }
 
 func (bo bigstateOptions) state() (bigState, error) {

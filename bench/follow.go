@@ -86,14 +86,15 @@ type followLatency struct {
 	Reads        loadResult    `json:"reads"` // on the follower, meanwhile (none when idle)
 }
 
-func runFollowBench(o options, stdout, log io.Writer) int {
+func runFollowBench(o options, stdout, log io.Writer, docs func(...docSection) int) int {
 	rep, err := measureFollow(o, log)
 	if err != nil {
 		fmt.Fprintln(log, "bench:", err)
 		return 1
 	}
-	writeSideReport(o, stdout, log, "follow", rep, rep.markdown())
-	return 0
+	md := rep.markdown()
+	writeSideReport(o, stdout, log, "follow", rep, md)
+	return docs(docSection{"docs/bench.md", "follow", md})
 }
 
 func measureFollow(o options, log io.Writer) (*followReport, error) {

@@ -74,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	addFollowFlags(fs)    // -follow and its options (follow.go)
 	addWriteloadFlags(fs) // -writeload and its options (writeload.go)
 	addBigstateFlags(fs)  // -bigstate and its options (bigstate.go)
+	addDocsFlags(fs)      // -all, -write-docs (docs.go)
 	list := fs.Bool("list", false, "list the workloads and exit")
 	install := fs.String("install", "", "only install these peers (comma separated: anvil, geth, op-geth) and print their paths, one a line")
 	if err := fs.Parse(args); err != nil {
@@ -133,17 +134,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(o.Install) > 0 {
 		return installOnly(o, stdout, stderr)
 	}
+	if allParts {
+		return runAll(o, args, stdout, stderr)
+	}
+	start := time.Now()
+	docs := func(sections ...docSection) int {
+		if !writeDocs {
+			return 0
+		}
+		if err := updateDocs(sections, args, start, time.Since(start)); err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+		return 0
+	}
 	if latencyOpts.Enabled {
 		return runLatency(o, stdout, stderr)
 	}
 	if followOpts.Enabled {
-		return runFollowBench(o, stdout, stderr)
+		return runFollowBench(o, stdout, stderr, docs)
 	}
 	if writeloadOpts.Enabled {
-		return runWriteload(o, stdout, stderr)
+		return runWriteload(o, stdout, stderr, docs)
 	}
 	if bigstateOpts.Enabled {
-		return runBigstate(o, stdout, stderr)
+		return runBigstate(o, stdout, stderr, docs)
 	}
 	rep, err := benchmark(o, stderr)
 	if rep != nil {
@@ -163,7 +178,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: %d error(s):\n  %s\n", len(rep.Errors), strings.Join(rep.Errors, "\n  "))
 		return 1
 	}
-	return 0
+	return docs(docSection{"docs/bench.md", "main", rep.markdown()}, docSection{"README.md", "readme", rep.readmeRatios()})
 }
 
 // installOnly installs the peers of -install and prints their paths:

@@ -134,14 +134,15 @@ type writeloadReport struct {
 	Seconds float64          `json:"seconds"`
 }
 
-func runWriteload(o options, stdout, log io.Writer) int {
+func runWriteload(o options, stdout, log io.Writer, docs func(...docSection) int) int {
 	rep, err := measureWriteload(o, log)
 	if err != nil {
 		fmt.Fprintln(log, "bench:", err)
 		return 1
 	}
-	writeSideReport(o, stdout, log, "writeload", rep, rep.markdown())
-	return 0
+	md := rep.markdown()
+	writeSideReport(o, stdout, log, "writeload", rep, md)
+	return docs(docSection{"docs/bench.md", "writeload", md})
 }
 
 // writeSenders are the funded accounts of the write load, with local nonces.
