@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
@@ -48,6 +49,8 @@ type BulkResult struct {
 	Block    *types.Block
 	Accounts uint64
 	Slots    uint64
+	// Compaction is the part of the time spent compacting the store.
+	Compaction time.Duration
 }
 
 // bulkBatch bounds a write batch.
@@ -150,6 +153,16 @@ func CreateBulk(dir string, g *core.Genesis, accounts iter.Seq[BulkAccount]) (Bu
 	if err := w.flush(true); err != nil {
 		return res, err
 	}
+	// Compact the whole store: right after the bulk write most of it sits in
+	// overlapping upper-level files, and every read that misses the caches
+	// would probe many of them. Measured on 1M accounts / 10M slots (2.4 GB,
+	// loaded 2-core machine): 36 s; random-key eth_getBalance went from 44-65
+	// to 16-18 µs of node CPU per request, p99 from 18-26 to 3.5 ms.
+	t := time.Now()
+	if err := db.Compact(nil, nil); err != nil {
+		return res, fmt.Errorf("bulk genesis: compact: %w", err)
+	}
+	res.Compaction = time.Since(t)
 	if s, ok := db.(ethdb.KeyValueSyncer); ok {
 		if err := s.SyncKeyValue(); err != nil {
 			return res, fmt.Errorf("bulk genesis: sync: %w", err)
