@@ -133,7 +133,7 @@ func updateDocs(sections []docSection, args []string, start time.Time, took time
 		raw, err := os.ReadFile(path)
 		if err == nil {
 			var out string
-			if out, err = replaceSection(string(raw), s.name, stamp+s.md); err == nil {
+			if out, err = replaceSection(string(raw), s.name, stamp+demote(s.md)); err == nil {
 				err = os.WriteFile(path, []byte(out), 0o644)
 			}
 		}
@@ -155,6 +155,18 @@ func replaceSection(doc, name, body string) (string, error) {
 		return "", fmt.Errorf("no %s … %s markers", begin, end)
 	}
 	return doc[:i+len(begin)] + "\n" + strings.TrimSpace(body) + "\n" + doc[j:], nil
+}
+
+// demote makes a part's "## " headings "### ": its section sits under the
+// page's own heading.
+func demote(md string) string {
+	lines := strings.Split(md, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "## ") {
+			lines[i] = "#" + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // loadAverage is the machine's load average, for the record.
