@@ -305,7 +305,7 @@ func sequencingNodeWith(o options, log io.Writer, prefix string, gen func(path s
 		os.RemoveAll(work)
 		return nil, "", nil, nil, err
 	}
-	e = &env{repo: repo, cache: o.Cache, work: work, genesis: filepath.Join(work, "genesis.json"), sequencer: true, log: log}
+	e = &env{repo: repo, cache: o.Cache, work: work, genesis: filepath.Join(work, "genesis.json"), sequencer: true, pprof: o.Profile, log: log}
 	if err := gen(e.genesis); err != nil {
 		return fail(err)
 	}

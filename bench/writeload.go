@@ -39,6 +39,7 @@ import (
 	"math/big"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -66,12 +67,14 @@ type writeloadOptions struct {
 	Search         bool          `json:"search"`
 	SearchDuration time.Duration `json:"search_duration_ns"`
 	SearchSteps    int           `json:"search_steps"`
+	out            string        // where a stuck node's goroutines go (-profile)
 }
 
 var writeloadOpts writeloadOptions
 
 const (
 	flashblockInterval = 200 * time.Millisecond
+	sendTimeout        = 30 * time.Second
 	punctualTolerance  = 20 * time.Millisecond
 	writeloadGasLimit  = 1_000_000_000
 )
@@ -224,6 +227,7 @@ func (s *writeSenders) sign(addr string, total int) ([][]byte, error) {
 
 func measureWriteload(o options, log io.Writer) (*writeloadReport, error) {
 	wo := writeloadOpts
+	wo.out = o.Out
 	if wo.Rate <= 0 || wo.Duration <= 0 || wo.Senders <= 0 || wo.SendConns <= 0 || wo.ReadConns <= 0 || wo.Senders%wo.SendConns != 0 {
 		return nil, errors.New("-writeload-rate, -duration, -senders, -send-conns and -read-conns must be positive; -writeload-senders a multiple of -writeload-send-conns")
 	}
@@ -346,8 +350,11 @@ func writeWindow(addr string, fw *feedWatcher, reqs, reads [][]byte, rate float6
 					lags[c] = max(lags[c], -w)
 				}
 				t := time.Now()
+				// Bounded: an answer that never comes ends the run
+				// (with -profile, the node's goroutines are saved).
+				cl.conn.SetDeadline(t.Add(sendTimeout))
 				if err := sendOK(cl, reqs[k]); err != nil {
-					errs[c] = fmt.Errorf("transfer %d: %w", k, err)
+					errs[c] = fmt.Errorf("transfer %d sent at %s: %w", k, t.Format("15:04:05.000"), err)
 					return
 				}
 				sendTimes[c] = append(sendTimes[c], time.Since(t))
@@ -359,6 +366,9 @@ func writeWindow(addr string, fw *feedWatcher, reqs, reads [][]byte, rate float6
 	wg.Wait()
 	time.Sleep(time.Until(end.Add(2 * flashblockInterval)))
 	if err := errors.Join(append(errs, rerr)...); err != nil {
+		if path, derr := saveGoroutines(wo.out); derr == nil {
+			err = fmt.Errorf("%w (node goroutines: %s)", err, path)
+		}
 		return st, err
 	}
 	if res.Errors > 0 {
@@ -564,6 +574,25 @@ func writeGenesisFunc(path string, edit func(*core.Genesis)) error {
 		return fmt.Errorf("encode genesis: %w", err)
 	}
 	return os.WriteFile(path, raw, 0o644)
+}
+
+// saveGoroutines stores the node's goroutine dump from its pprof listener
+// (-profile only) under dir.
+func saveGoroutines(dir string) (string, error) {
+	resp, err := probeClient.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/goroutine?debug=2", portPprof))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("goroutines: HTTP %d %v", resp.StatusCode, err)
+	}
+	path := filepath.Join(dir, "writeload-node-goroutines.txt")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, raw, 0o644)
 }
 
 // waitPoolEmpty waits until the sequencer's pool is empty.
