@@ -89,6 +89,7 @@ func open(db ethdb.Database, genesis *core.Genesis, logger *slog.Logger) (*Chain
 			return nil, fmt.Errorf("%w: stored genesis %s, --genesis gives %s (use another --datadir)", ErrGenesisMismatch, stored, want)
 		}
 	}
+	forgetSnapshotOfStatelessHead(db, logger)
 	bcfg := core.DefaultConfig()
 	bcfg.StateScheme = rawdb.HashScheme
 	bcfg.ArchiveMode = true // every block's state is committed: reads at any height

@@ -40,23 +40,20 @@ func (c *Chain) InsertSealed(block *types.Block, receipts types.Receipts, stated
 }
 
 // Flush writes the state at root (a block given to InsertSealed) to disk
-// (archive), flattens the state snapshot up to its parent and syncs the
-// store.
+// (archive), caps the state snapshot's diff layers and syncs the store.
 //
-// After Flush a crash may still rewind the head by one block: go-ethereum's
-// repair of a head without state goes back to the snapshot's disk layer,
-// which Flush leaves one block behind root. A caller that must not lose the
-// block keeps what rebuilds it until the next Flush.
+// A crash before Flush(root) returns leaves a head whose state may not be
+// on disk; Open then rewinds it to the newest block with state, the one
+// flushed before (see forgetSnapshotOfStatelessHead), never further.
 func (c *Chain) Flush(root common.Hash) error {
 	start := time.Now()
 	if err := c.bc.TrieDB().Commit(root, false); err != nil {
 		return fmt.Errorf("flush state %v: %w", root, err)
 	}
-	// Flatten the state snapshot onto disk up to the parent: when a crash
-	// leaves the head without state, go-ethereum rewinds to the snapshot's
-	// disk layer (its in-memory diff layers are lost), so that layer must
-	// not lag behind what the caller's log still holds. It stays one block
-	// behind so that readers of root's layer keep a live parent.
+	// Keep one diff layer, root's, so that readers of root's layer keep a
+	// live parent; older layers merge into go-ethereum's accumulator, which
+	// goes to disk only past 4 MiB. So the snapshot's disk layer lags: Open
+	// keeps it out of the crash repair.
 	if snaps := c.bc.Snapshots(); snaps != nil {
 		if err := snaps.Cap(root, 1); err != nil {
 			c.log.Debug("snapshot flatten", "root", root, "err", err)
