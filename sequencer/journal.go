@@ -37,10 +37,12 @@ func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
 
 // walContent is what the WAL must hold after a rotation: the admission
 // records of every pooled transaction, the last sealed block's records and
-// the open block's flashblocks. The last sealed block stays because the
-// chain's Flush leaves the state snapshot's disk layer one block behind: a
-// crash can make go-ethereum's repair rewind the head to the block's parent,
-// and replaying these records seals it again.
+// the open block's flashblocks. Rotation follows the sealed block's Flush, so
+// after a crash the chain's head is at least that block (chain.Open repairs
+// a head without state to the newest block with state, never to the lagging
+// state snapshot). Its records stay one more rotation as a margin: a store
+// that comes back one block short (TestRecoverAfterRewind) gets the block
+// sealed again with the same hash.
 func (s *Sequencer) walContent() []*record {
 	all := s.pool.All()
 	out := make([]*record, 0, len(all))

@@ -185,10 +185,11 @@ func TestRecoverPending(t *testing.T) {
 	}
 }
 
-// TestRecoverAfterRewind: go-ethereum's crash repair can rewind the head to
-// the snapshot's disk layer, one block behind the last flushed one. The WAL
-// keeps that block's records through one rotation, so the block is sealed
-// again with the same hash and the pending block resumes on top of it.
+// TestRecoverAfterRewind: a store that comes back one block short of the
+// last flushed block (chain.Open's repair stops at that block; this is the
+// WAL's margin) gets the block sealed again with the same hash: the WAL
+// keeps its records through one rotation, and the pending block resumes on
+// top of it. TestKillBetweenSealAndFlush kills a real process instead.
 func TestRecoverAfterRewind(t *testing.T) {
 	dir := t.TempDir()
 	h := newHarness(t, dir, testBlockTime)
