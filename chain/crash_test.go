@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/trie"
 	"github.com/holiman/uint256"
 )
@@ -36,11 +37,11 @@ func sealNext(t *testing.T, c *Chain) (*types.Block, common.Hash) {
 	return block, root
 }
 
-// TestCrashBeforeFlushKeepsHead: a crash after InsertSealed and before
-// Flush, long after the last restart, must not take the head back more than
-// the caller's log covers (the sequencer's WAL keeps the last flushed block
-// and the one being sealed). The crash is simulated by reopening the store
-// the first chain wrote, without closing it: every write reached the store,
+// TestCrashKeepsHead: a crash after InsertSealed, before or during Flush,
+// long after the last restart, must not take the head back more than the
+// caller's log covers (the sequencer's WAL keeps the last flushed block and
+// the one being sealed). The crash is simulated by reopening the store the
+// first chain wrote, without closing it: every write reached the store,
 // nothing held in memory (dirty trie nodes, snapshot diff layers, the
 // snapshot journal) did.
 //
@@ -49,55 +50,97 @@ func sealNext(t *testing.T, c *Chain) (*types.Block, common.Hash) {
 // flattens older diff layers into an in-memory accumulator that reaches the
 // disk only past 4 MiB (or while a snapshot is generated). A head without
 // state therefore went back to the first block sealed after the last
-// restart, dropping every block after it.
-func TestCrashBeforeFlushKeepsHead(t *testing.T) {
-	db := rawdb.NewMemoryDatabase()
-	logger := slog.New(slog.DiscardHandler)
-	c, err := open(db, DevGenesis(), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
+// restart, dropping every block after it ("before Flush" and "during the
+// state commit" fail so without forgetSnapshotOfStatelessHead).
+func TestCrashKeepsHead(t *testing.T) {
 	const flushed = 20
-	var blocks []*types.Block
-	for i := 0; i < flushed; i++ {
-		b, root := sealNext(t, c)
-		if err := c.Flush(root); err != nil {
-			t.Fatal(err)
-		}
-		blocks = append(blocks, b)
-	}
-	last, _ := sealNext(t, c) // sealed, not flushed: the crash comes now
-	blocks = append(blocks, last)
+	for _, tc := range []struct {
+		name  string
+		crash func(t *testing.T, c *Chain, db ethdb.Database, root common.Hash)
+		head  uint64 // the head after the restart
+	}{
+		{"before Flush", func(*testing.T, *Chain, ethdb.Database, common.Hash) {}, flushed},
+		// hashdb's Commit writes a node after its children, in order: a
+		// kill mid-commit leaves the block's trie without its root.
+		{"during the state commit", func(t *testing.T, c *Chain, db ethdb.Database, root common.Hash) {
+			if err := c.bc.TrieDB().Commit(root, false); err != nil {
+				t.Fatal(err)
+			}
+			rawdb.DeleteLegacyTrieNode(db, root)
+		}, flushed},
+		// The state is written; the snapshot was not capped, nothing synced.
+		{"after the state commit", func(t *testing.T, c *Chain, _ ethdb.Database, root common.Hash) {
+			if err := c.bc.TrieDB().Commit(root, false); err != nil {
+				t.Fatal(err)
+			}
+		}, flushed + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := rawdb.NewMemoryDatabase()
+			logger := slog.New(slog.DiscardHandler)
+			c, err := open(db, DevGenesis(), logger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var blocks []*types.Block
+			for i := 0; i < flushed; i++ {
+				b, root := sealNext(t, c)
+				if err := c.Flush(root); err != nil {
+					t.Fatal(err)
+				}
+				blocks = append(blocks, b)
+			}
+			last, root := sealNext(t, c) // sealed, not flushed: the crash comes now
+			blocks = append(blocks, last)
+			tc.crash(t, c, db, root)
 
-	reopened, err := open(db, nil, logger)
+			reopened, err := open(db, nil, logger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer reopened.Close()
+			head := reopened.Head()
+			if head.Number.Uint64() < flushed {
+				t.Fatalf("head %d after the crash: blocks %d..%d, flushed before it, are gone", head.Number, head.Number.Uint64()+1, flushed)
+			}
+			if want := blocks[tc.head-1]; head.Hash() != want.Hash() {
+				t.Fatalf("head %d %v after the crash, want block %d %v", head.Number, head.Hash(), tc.head, want.Hash())
+			}
+			for _, b := range blocks[:tc.head] {
+				if got := reopened.BlockByNumber(b.NumberU64()); got == nil || got.Hash() != b.Hash() {
+					t.Fatalf("block %d: %v, was %v", b.NumberU64(), got, b.Hash())
+				}
+			}
+			checkState(t, reopened, head)
+			// The snapshot is rebuilt at the repaired head and follows the
+			// blocks sealed on it (a snapshot left behind would never be
+			// updated again).
+			for i := 0; i < 3; i++ {
+				_, root := sealNext(t, reopened)
+				if err := reopened.Flush(root); err != nil {
+					t.Fatal(err)
+				}
+				if reopened.bc.Snapshots().Snapshot(root) == nil {
+					t.Fatalf("no snapshot layer for block %d", reopened.Head().Number)
+				}
+				checkState(t, reopened, reopened.Head())
+			}
+		})
+	}
+}
+
+// checkState checks the balances sealNext credited up to head, read at
+// head (through its snapshot layer when it has one).
+func checkState(t *testing.T, c *Chain, head *types.Header) {
+	t.Helper()
+	r, err := c.StateReader(head.Root)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer reopened.Close()
-	head := reopened.Head()
-	if head.Number.Uint64() < flushed {
-		t.Fatalf("head %d after the crash: blocks %d..%d, flushed before it, are gone", head.Number, head.Number.Uint64()+1, flushed)
-	}
-	if head.Hash() != blocks[flushed-1].Hash() {
-		t.Fatalf("head %d %v after the crash, want the last flushed block %v", head.Number, head.Hash(), blocks[flushed-1].Hash())
-	}
-	for _, b := range blocks[:head.Number.Uint64()] {
-		if got := reopened.BlockByNumber(b.NumberU64()); got == nil || got.Hash() != b.Hash() {
-			t.Fatalf("block %d: %v, was %v", b.NumberU64(), got, b.Hash())
-		}
-	}
-	if _, err := reopened.StateReader(head.Root); err != nil {
 		t.Fatalf("state of head %d: %v", head.Number, err)
 	}
-	// The snapshot is rebuilt at the repaired head and follows the blocks
-	// sealed on it (a snapshot left behind would never be updated again).
-	for i := 0; i < 3; i++ {
-		_, root := sealNext(t, reopened)
-		if err := reopened.Flush(root); err != nil {
-			t.Fatal(err)
-		}
-		if reopened.bc.Snapshots().Snapshot(root) == nil {
-			t.Fatalf("no snapshot layer for block %d", reopened.Head().Number)
+	for n := uint64(1); n <= head.Number.Uint64(); n++ {
+		acct, err := r.Account(common.BigToAddress(new(big.Int).SetUint64(n)))
+		if err != nil || acct == nil || acct.Balance.Uint64() != n {
+			t.Fatalf("head %d: account %d is %v (%v), want balance %d", head.Number, n, acct, err, n)
 		}
 	}
 }

@@ -189,7 +189,7 @@ func TestRecoverPending(t *testing.T) {
 // last flushed block (chain.Open's repair stops at that block; this is the
 // WAL's margin) gets the block sealed again with the same hash: the WAL
 // keeps its records through one rotation, and the pending block resumes on
-// top of it. TestKillBetweenSealAndFlush kills a real process instead.
+// top of it. TestKillAroundFlush kills a real process instead.
 func TestRecoverAfterRewind(t *testing.T) {
 	dir := t.TempDir()
 	h := newHarness(t, dir, testBlockTime)
