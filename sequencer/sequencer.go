@@ -84,6 +84,13 @@ type Chain interface {
 	// returns the root to hand to Flush.
 	InsertSealed(block *types.Block, receipts types.Receipts, statedb *state.StateDB) (common.Hash, error)
 	// Flush makes everything InsertSealed wrote up to root durable.
+	//
+	// The WAL relies on what a crash leaves: the reopened head is a block
+	// with its state, at or after the last block whose Flush returned
+	// (the WAL holds the blocks after it), and every block up to it keeps
+	// its hash. chain.Chain repairs a stateless head to the newest block
+	// with state, never to its lagging state snapshot; fork.Chain writes a
+	// block with its state in one batch.
 	Flush(root common.Hash) error
 	// Safe and Finalized are the marked blocks (never nil).
 	Safe() *types.Header
