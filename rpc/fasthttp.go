@@ -280,7 +280,10 @@ func (fc *fastConn) watch(cancel context.CancelCauseFunc, start time.Time) {
 
 func (fc *fastConn) startWatch() {
 	fc.wmu.Lock()
-	if !fc.armed {
+	if !fc.armed || fc.reading {
+		// The request ended, or this firing is stale (the timer fired
+		// before an earlier request's unwatch stopped it) and a watcher
+		// already reads for this one: two would race for the stash.
 		fc.wmu.Unlock()
 		return
 	}
@@ -289,9 +292,17 @@ func (fc *fastConn) startWatch() {
 	if t := fc.srv.rpc.opts.Timeout; t > 0 {
 		fc.deadline = time.AfterFunc(time.Until(fc.start.Add(t)), func() { cancel(ErrRequestTimeout) })
 	}
+	// The body's deadline no longer applies. Cleared under wmu: unwatch
+	// sets its past deadline after it sees reading under wmu, so it always
+	// comes later and stops the read below. Cleared after the unlock, it
+	// could undo unwatch's, and the read (with unwatch waiting for it)
+	// would last until the client, waiting for the answer, gave up.
+	fc.c.SetReadDeadline(time.Time{})
 	fc.wmu.Unlock()
 	defer close(done)
-	fc.c.SetReadDeadline(time.Time{}) // the body's deadline no longer applies
+	if testHookWatchUnlocked != nil {
+		testHookWatchUnlocked()
+	}
 	var b [1]byte
 	n, err := fc.c.Read(b[:])
 	if n == 1 {
@@ -321,6 +332,10 @@ func (fc *fastConn) unwatch() {
 }
 
 var aLongTimeAgo = time.Unix(1, 0)
+
+// testHookWatchUnlocked, when set by a test, runs in startWatch after the
+// watcher released wmu and before its read.
+var testHookWatchUnlocked func()
 
 // readRequestBody reads an n-byte body, growing its buffer as bytes arrive.
 func readRequestBody(br *bufio.Reader, n int) ([]byte, error) {
