@@ -329,6 +329,15 @@ func writeWindow(addr string, fw *feedWatcher, reqs, reads [][]byte, rate float6
 	lags := make([]time.Duration, wo.SendConns)
 	sendTimes := make([][]time.Duration, wo.SendConns)
 	errs := make([]error, wo.SendConns)
+	// A stuck node's goroutines are saved by the first send that fails,
+	// before its connection closes: the goroutines serving it end then.
+	var dumpOnce sync.Once
+	var dump string
+	saveDump := func() {
+		if path, err := saveGoroutines(wo.out); err == nil {
+			dump = path
+		}
+	}
 	var wg sync.WaitGroup
 	for c := range wo.SendConns {
 		wg.Add(1)
@@ -355,6 +364,7 @@ func writeWindow(addr string, fw *feedWatcher, reqs, reads [][]byte, rate float6
 				cl.conn.SetDeadline(t.Add(sendTimeout))
 				if err := sendOK(cl, reqs[k]); err != nil {
 					errs[c] = fmt.Errorf("transfer %d sent at %s: %w", k, t.Format("15:04:05.000"), err)
+					dumpOnce.Do(saveDump)
 					return
 				}
 				sendTimes[c] = append(sendTimes[c], time.Since(t))
@@ -366,8 +376,9 @@ func writeWindow(addr string, fw *feedWatcher, reqs, reads [][]byte, rate float6
 	wg.Wait()
 	time.Sleep(time.Until(end.Add(2 * flashblockInterval)))
 	if err := errors.Join(append(errs, rerr)...); err != nil {
-		if path, derr := saveGoroutines(wo.out); derr == nil {
-			err = fmt.Errorf("%w (node goroutines: %s)", err, path)
+		dumpOnce.Do(saveDump)
+		if dump != "" {
+			err = fmt.Errorf("%w (node goroutines: %s)", err, dump)
 		}
 		return st, err
 	}
