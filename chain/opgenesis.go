@@ -80,3 +80,10 @@ func DevL2Genesis() (*core.Genesis, error) {
 		Alloc:         alloc,
 	}, nil
 }
+
+// DevL2SystemConfig is the dev L2's SystemConfig (batcher, L1 data fee
+// scalars): the registry source chain's at its genesis, which are the
+// OP stack's standard values.
+func DevL2SystemConfig() (opstack.SystemConfig, error) {
+	return opstack.GenesisSystemConfig(DevL2Source)
+}

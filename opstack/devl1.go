@@ -50,6 +50,13 @@ func (d *DevL1) Next(parent *L1Info, l2Time uint64) *L1Info {
 	if parent == nil {
 		parent = &L1Info{Number: d.GenesisNumber}
 	}
+	l1Time := d.GenesisTime + elapsed*bt
+	if number < parent.Number {
+		// The origin never goes back, even when the L1 block time changed
+		// between the parent's block and this one (a restart with another
+		// --l1.block-time): stay on the parent's.
+		number, l1Time = parent.Number, parent.Time
+	}
 	var seq uint64
 	if parent.Number == number {
 		seq = parent.SequenceNumber + 1
@@ -62,7 +69,7 @@ func (d *DevL1) Next(parent *L1Info, l2Time uint64) *L1Info {
 		blobFee = big.NewInt(1)
 	}
 	return &L1Info{
-		Number: number, Time: d.GenesisTime + elapsed*bt, Hash: d.Hash(number), SequenceNumber: seq,
+		Number: number, Time: l1Time, Hash: d.Hash(number), SequenceNumber: seq,
 		BaseFee: new(big.Int).Set(fee), BlobBaseFee: new(big.Int).Set(blobFee),
 		BatcherHash:   common.BytesToHash(d.Batcher.Bytes()),
 		BaseFeeScalar: d.BaseFeeScalar, BlobBaseFeeScalar: d.BlobBaseFeeScalar,

@@ -1,11 +1,13 @@
 package opstack
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/superchain"
@@ -72,4 +74,44 @@ func Genesis(name string) (*core.Genesis, error) {
 		return nil, fmt.Errorf("chain %q: %w", name, err)
 	}
 	return g, nil
+}
+
+// SystemConfig is the part of an OP-stack chain's L1 SystemConfig that its
+// L2 blocks carry in their L1-attributes deposits: the batcher and the L1
+// data fee scalars.
+type SystemConfig struct {
+	Batcher                          common.Address
+	BaseFeeScalar, BlobBaseFeeScalar uint32
+}
+
+// GenesisSystemConfig is a registry chain's SystemConfig at its genesis.
+// The scalars are the registry's explicit ones when it has them, otherwise
+// those packed in its "scalar" word (Ecotone's encoding: version byte 1,
+// then the blob base fee scalar and the base fee scalar in the last eight
+// bytes).
+func GenesisSystemConfig(name string) (SystemConfig, error) {
+	id, err := ChainID(name)
+	if err != nil {
+		return SystemConfig{}, err
+	}
+	ch, err := superchain.GetChain(id)
+	if err != nil {
+		return SystemConfig{}, err
+	}
+	cfg, err := ch.Config()
+	if err != nil {
+		return SystemConfig{}, fmt.Errorf("chain %q: %w", name, err)
+	}
+	sc := cfg.Genesis.SystemConfig
+	out := SystemConfig{Batcher: sc.BatcherAddr}
+	switch {
+	case sc.BaseFeeScalar != nil && sc.BlobBaseFeeScalar != nil:
+		out.BaseFeeScalar, out.BlobBaseFeeScalar = uint32(*sc.BaseFeeScalar), uint32(*sc.BlobBaseFeeScalar)
+	case sc.Scalar[0] == 1:
+		out.BlobBaseFeeScalar = binary.BigEndian.Uint32(sc.Scalar[24:28])
+		out.BaseFeeScalar = binary.BigEndian.Uint32(sc.Scalar[28:32])
+	default:
+		return SystemConfig{}, fmt.Errorf("chain %q: genesis scalar %s is not in Ecotone's encoding", name, sc.Scalar)
+	}
+	return out, nil
 }
