@@ -29,6 +29,10 @@ var (
 	// ErrBlobTx: a blob transaction without its sidecar (blobs,
 	// commitments, proofs), as eth_sendTransaction would have to make one.
 	ErrBlobTx = fmt.Errorf("%w: a blob transaction (type 3) needs its blobs: sign it with its sidecar and send it with eth_sendRawTransaction", core.ErrTxTypeNotSupported)
+	// ErrDepositTx: on an OP-stack chain deposits come from L1 (the
+	// sequencer's L1-attributes deposit, the bridge's user deposits), never
+	// from the pool; op-geth's pool refuses them with the same error.
+	ErrDepositTx = fmt.Errorf("%w: deposit transactions (type 0x7e) come from L1, not from users; on the dev chain inject one with eth_sendTransaction and \"mint\" (see docs/sequencer.md)", core.ErrTxTypeNotSupported)
 )
 
 // Config are the pool's limits.
@@ -74,6 +78,9 @@ type Entry struct {
 	Tx   *types.Transaction
 	From common.Address
 	Seq  uint64 // arrival order, increasing
+	// Cost is what the sender must hold for it: gas × fee cap + value,
+	// plus on OP-stack chains the L1 data and operator fees.
+	Cost *big.Int
 }
 
 type account struct {
@@ -138,6 +145,9 @@ type Result struct {
 // It returns the transaction pooled, which differs from tx when a blob
 // sidecar was converted (see blobSidecar).
 func (p *Pool) Add(tx *types.Transaction) (Result, error) {
+	if tx.Type() == types.DepositTxType && p.chain.Optimism != nil {
+		return Result{}, ErrDepositTx
+	}
 	head, st, err := p.env()
 	if err != nil {
 		return Result{}, fmt.Errorf("pending state unavailable: %w", err)
@@ -172,6 +182,13 @@ func (p *Pool) Add(tx *types.Transaction) (Result, error) {
 		return Result{}, fmt.Errorf("%w: next nonce %v, tx nonce %v", core.ErrNonceTooLow, nonce, tx.Nonce())
 	}
 	cost := tx.Cost()
+	if rollup := types.NewTotalRollupCostFunc(p.chain, stateGetter{st}); rollup != nil {
+		// op-geth's pool: the L1 data fee and the operator fee for the
+		// whole gas limit, at the pending block's L1Block values.
+		if c := rollup(tx, head.Time); c != nil {
+			cost.Add(cost, c.ToBig())
+		}
+	}
 	bal := balance.ToBig()
 	if bal.Cmp(cost) < 0 {
 		return Result{}, fmt.Errorf("%w: balance %v, tx cost %v, overshot %v", core.ErrInsufficientFunds, bal, cost, new(big.Int).Sub(cost, bal))
@@ -203,7 +220,7 @@ func (p *Pool) Add(tx *types.Transaction) (Result, error) {
 		if !bumped(old.Tx, tx, p.cfg.PriceBump) {
 			return Result{}, txpool.ErrReplaceUnderpriced
 		}
-		bump := new(big.Int).Sub(cost, old.Tx.Cost())
+		bump := new(big.Int).Sub(cost, old.Cost)
 		need := new(big.Int).Add(spent, bump)
 		if bal.Cmp(need) < 0 {
 			return Result{}, fmt.Errorf("%w: balance %v, queued cost %v, tx bumped %v, overshot %v", core.ErrInsufficientFunds, bal, spent, bump, new(big.Int).Sub(need, bal))
@@ -227,11 +244,11 @@ func (p *Pool) Add(tx *types.Transaction) (Result, error) {
 	res := Result{From: from}
 	if old != nil {
 		delete(p.all, old.Tx.Hash())
-		acct.spent.Sub(acct.spent, old.Tx.Cost())
+		acct.spent.Sub(acct.spent, old.Cost)
 		res.Replaced = old.Tx
 	}
 	p.seq++
-	e := &Entry{Tx: tx, From: from, Seq: p.seq}
+	e := &Entry{Tx: tx, From: from, Seq: p.seq, Cost: cost}
 	res.Tx = tx
 	acct.txs[tx.Nonce()] = e
 	acct.spent.Add(acct.spent, cost)
@@ -275,7 +292,7 @@ func (p *Pool) pruneLocked(from common.Address, acct *account, nonce uint64) {
 func (p *Pool) removeLocked(from common.Address, acct *account, e *Entry) {
 	delete(acct.txs, e.Tx.Nonce())
 	delete(p.all, e.Tx.Hash())
-	acct.spent.Sub(acct.spent, e.Tx.Cost())
+	acct.spent.Sub(acct.spent, e.Cost)
 	if len(acct.txs) == 0 {
 		delete(p.accounts, from)
 	}
@@ -414,4 +431,13 @@ func (p *Pool) blobSidecar(tx *types.Transaction, head *types.Header) (*types.Tr
 		return nil, fmt.Errorf("blob sidecar conversion failed: %v", err)
 	}
 	return tx.WithBlobTxSidecar(sc), nil
+}
+
+// stateGetter reads the pending state's storage for op-geth's fee functions
+// (a failed read is zero, as a missing slot).
+type stateGetter struct{ r state.Reader }
+
+func (g stateGetter) GetState(addr common.Address, slot common.Hash) common.Hash {
+	v, _ := g.r.Storage(addr, slot)
+	return v
 }
