@@ -61,6 +61,12 @@ func (a *API) sendTransaction(ctx context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d, ok, err := depositRequest(p, args); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return a.sendDeposit(ctx, d, args)
+	}
 	tx, err := a.buildTx(ctx, args)
 	if err != nil {
 		return nil, err

@@ -51,5 +51,5 @@ func TestBlobTransactionMined(t *testing.T) {
 	if r := h.chain.Receipts(b); len(r) != 1 || r[0].BlobGasUsed != params.BlobTxBlobGasPerBlob || r[0].Status != types.ReceiptStatusSuccessful {
 		t.Errorf("receipt %+v", r)
 	}
-	reimport(t, types.Blocks{b})
+	h.reimport(types.Blocks{b})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/syscalls"
 	"github.com/preconf/preconf/txpool"
@@ -37,9 +38,12 @@ type openBlock struct {
 	receipts types.Receipts
 	bloom    types.Bloom
 	index    uint64 // next flashblock index
+	shown    int    // transactions published so far (the next flashblock's first)
 	payload  [8]byte
 	state    *pending.State
 	touched  *pending.Tracker
+	// l1 is the L1 origin of an OP-stack block (see origin).
+	l1 *opstack.L1Info
 	// entries are the encodings of what was applied since the last
 	// flashblock record, in order: the next record's entries.
 	entries [][]byte
@@ -57,6 +61,12 @@ func (s *Sequencer) openNext(env *record) error {
 	b, err := s.newBlock(parent, s.blockEnv(parent, env))
 	if err != nil {
 		return err
+	}
+	if s.op != nil && env == nil {
+		// Replay applies the deposits from the log instead.
+		if err := s.openDeposits(b); err != nil {
+			return err
+		}
 	}
 	s.blk = b
 	return nil
@@ -109,6 +119,7 @@ func (s *Sequencer) blockEnv(parent *types.Header, env *record) record {
 	binary.BigEndian.PutUint64(nb[:], number)
 	rec.Random = crypto.Keccak256Hash([]byte("preconf prevrandao"), nb[:])
 	rec.BeaconRoot = parent.Hash()
+	s.opEnv(&rec)
 	return rec
 }
 
@@ -191,9 +202,10 @@ func (s *Sequencer) preconfirm() error {
 func (s *Sequencer) build(fill, always bool) error {
 	b := s.blk
 	start := time.Now()
-	first := len(b.txs)
+	first := b.shown // the block's deposits, applied when it opened, show in flashblock 0
 	var stale, invalid []common.Hash
-	if fill {
+	if fill && (s.op == nil || b.index > 0) {
+		// An OP-stack block's flashblock 0 holds its deposits alone.
 		stale, invalid = s.fill(b)
 	}
 	s.stats.LastBuild.Store(int64(time.Since(start)))
@@ -282,6 +294,10 @@ func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
 	snap := b.statedb.Snapshot()
 	gp := b.gp.Snapshot()
 	receipt, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
+	if err == nil && s.op != nil && idx > 0 {
+		// The L1 fee fields op-geth serves with the sealed block's receipt.
+		err = opstack.DeriveReceipt(s.config, b.header, b.txs[0], tx, receipt)
+	}
 	var raw []byte
 	if err == nil {
 		raw, err = tx.MarshalBinary()

@@ -55,7 +55,7 @@ func TestBuildBlock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("payload does not assemble to its hash: %v", err)
 	}
-	st, _ := reimport(t, types.Blocks{block}).State()
+	st, _ := h.reimport(types.Blocks{block}).State()
 	if got := st.GetBalance(common.Address{0xf2}).Uint64(); got != 7*params.GWei {
 		t.Errorf("withdrawal recipient balance %d, want 7 gwei", got)
 	}

@@ -222,6 +222,9 @@ func (a *API) txResultHandler(build func(context.Context, *txArgs) (*types.Trans
 		if err != nil {
 			return nil, err
 		}
+		if _, ok, err := depositRequest(p, args); ok || err != nil {
+			return nil, &rpc.ServerError{Msg: "deposit transactions are not signed: send the request with eth_sendTransaction"}
+		}
 		tx, err := build(ctx, args)
 		if err != nil {
 			return nil, err

@@ -36,13 +36,13 @@ func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
 }
 
 // walContent is what the WAL must hold after a rotation: the admission
-// records of every pooled transaction, the last sealed block's records and
-// the open block's flashblocks. Rotation follows the sealed block's Flush, so
-// after a crash the chain's head is at least that block (chain.Open repairs
-// a head without state to the newest block with state, never to the lagging
-// state snapshot). Its records stay one more rotation as a margin: a store
-// that comes back one block short (TestRecoverAfterRewind) gets the block
-// sealed again with the same hash.
+// records of every pooled transaction, the queued deposits, the last sealed
+// block's records and the open block's flashblocks. Rotation follows the
+// sealed block's Flush, so after a crash the chain's head is at least that
+// block (chain.Open repairs a head without state to the newest block with
+// state, never to the lagging state snapshot). Its records stay one more
+// rotation as a margin: a store that comes back one block short
+// (TestRecoverAfterRewind) gets the block sealed again with the same hash.
 func (s *Sequencer) walContent() []*record {
 	all := s.pool.All()
 	out := make([]*record, 0, len(all))
@@ -53,6 +53,7 @@ func (s *Sequencer) walContent() []*record {
 		}
 		out = append(out, &record{Kind: recAdmit, Entries: [][]byte{raw}})
 	}
+	out = append(out, s.queuedDepositRecords()...)
 	out = append(out, s.prevLogged...)
 	if s.blk != nil {
 		out = append(out, s.blk.logged...)

@@ -24,7 +24,7 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 		Parent: b.parent, Env: b.header, Root: root, GasUsed: b.gp.Used(),
 		Index: b.index, PayloadID: b.payload,
 		Txs: b.txs, Receipts: b.receipts, First: first, Bloom: &b.bloom,
-		Diff: diff, State: st,
+		Diff: diff, State: st, WithdrawalsRoot: s.withdrawalsRoot(b),
 	})
 	built := time.Now()
 	rec := b.flashblockRecord()
@@ -43,6 +43,7 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	s.stats.LastPublish.Store(int64(time.Since(t)))
 	s.stats.published(built, durable)
 	b.index++
+	b.shown = len(b.txs)
 	s.stats.Flashblocks.Add(1)
 	s.stats.Txs.Add(uint64(snap.NewTxs))
 	s.notify(b.txs[first:])

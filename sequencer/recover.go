@@ -12,12 +12,14 @@ import (
 // pooled transactions are re-admitted. Records at or below the head are
 // already in the chain and are skipped.
 func (s *Sequencer) recover(recs []record) error {
-	var admits [][]byte
+	var admits, deposits [][]byte
 	for i := range recs {
 		rec := &recs[i]
 		switch rec.Kind {
 		case recAdmit:
 			admits = append(admits, rec.Entries...)
+		case recDeposit:
+			deposits = append(deposits, rec.Entries...)
 		case recFlashblock:
 			if err := s.replayFlashblock(rec); err != nil {
 				return err
@@ -37,6 +39,7 @@ func (s *Sequencer) recover(recs []record) error {
 			s.stats.Recovered.Add(1)
 		}
 	}
+	s.requeueDeposits(deposits)
 	if s.blk != nil {
 		s.log.Info("resumed pending block from the WAL", "number", s.blk.header.Number, "flashblocks", s.blk.index, "txs", len(s.blk.txs))
 	}
@@ -97,7 +100,7 @@ func (s *Sequencer) replayFlashblock(rec *record) error {
 		return nil
 	}
 	b := s.blk
-	first := len(b.txs)
+	first := b.shown
 	if err := s.replayEntries(b, rec); err != nil {
 		return err
 	}

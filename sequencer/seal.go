@@ -44,6 +44,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 		return common.Hash{}, err
 	}
 	s.prevLogged = append(b.logged, sealRec)
+	s.sealedOrigin(b, hash)
 	s.blk = nil
 	s.clock.sealed()
 	s.settle(n)
@@ -80,6 +81,9 @@ func (s *Sequencer) finalise(b *openBlock) (*types.Block, [][]byte, error) {
 	}
 	header.GasUsed = b.gp.Used()
 	header.Root = b.statedb.IntermediateRoot(s.config.IsEIP158(header.Number))
+	if root := s.withdrawalsRoot(b); root != nil {
+		header.WithdrawalsHash = root
+	}
 	if header.BlobGasUsed != nil {
 		var blobGas uint64
 		for _, r := range b.receipts {

@@ -24,6 +24,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/txpool"
 )
@@ -57,8 +58,16 @@ type Config struct {
 	// WALPath is the write-ahead log; "" disables durability (in-memory
 	// nodes and tests only).
 	WALPath string
-	Pool    txpool.Config
-	Logger  *slog.Logger
+	// L1 is the simulated L1 of an OP-stack chain (its fees and
+	// SystemConfig; its GenesisTime and BlockTime are set from the chain
+	// and L1BlockTime). Nil: the dev L2's SystemConfig, 1 gwei L1 base fee,
+	// 1 wei blob base fee. Ignored on other chains.
+	L1 *opstack.DevL1
+	// L1BlockTime is the simulated L1's block time, whole seconds
+	// (DefaultL1BlockTime when zero).
+	L1BlockTime time.Duration
+	Pool        txpool.Config
+	Logger      *slog.Logger
 }
 
 // Chain is the sealed chain below the sequencer: the local Pebble chain
@@ -74,6 +83,14 @@ type Chain interface {
 	HeaderByNumber(n uint64) *types.Header
 	// HeaderByHash is the header with hash h, or nil.
 	HeaderByHash(h common.Hash) *types.Header
+	// Genesis is block 0 (its time is the OP-stack chain's genesis time).
+	Genesis() *types.Block
+	// BlockByHash is the block with hash h, or nil (an OP-stack parent's
+	// L1-attributes deposit gives the next block's L1 origin).
+	BlockByHash(h common.Hash) *types.Block
+	// TxLookup finds a canonical transaction by hash (an injected deposit's
+	// source hash is refused once the chain holds it).
+	TxLookup(hash common.Hash) (tx *types.Transaction, blockHash common.Hash, number, index uint64, ok bool)
 	// StateAt opens a private StateDB at h, the open block's state: its
 	// IntermediateRoot is the root the chain gives a block.
 	StateAt(h *types.Header) (*state.StateDB, error)
@@ -111,6 +128,8 @@ type Sequencer struct {
 	wal    *WAL
 	log    *slog.Logger
 	signer types.Signer
+	// op is the OP-stack side (nil on other chains).
+	op *opChain
 
 	// Owned by the sequencer goroutine (and by Start before it runs).
 	blk *openBlock
@@ -175,7 +194,11 @@ func New(cfg Config, c Chain, src *pending.Source) (*Sequencer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Sequencer{
+	op, err := newOPChain(cfg, c.Config(), c.Genesis().Time())
+	if err != nil {
+		return nil, err
+	}
+	s := &Sequencer{op: op,
 		cfg: cfg, chain: c, config: c.Config(), src: src, log: cfg.Logger,
 		signer:  types.LatestSignerForChainID(c.Config().ChainID),
 		waiters: make(map[common.Hash][]chan struct{}),

@@ -23,6 +23,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/pending"
 )
 
@@ -34,17 +35,25 @@ const (
 )
 
 type harness struct {
-	t     *testing.T
-	chain *chain.Chain
-	src   *pending.Source
-	seq   *Sequencer
-	keys  []*ecdsa.PrivateKey
-	nonce map[common.Address]uint64
+	t       *testing.T
+	genesis *core.Genesis
+	chain   *chain.Chain
+	src     *pending.Source
+	seq     *Sequencer
+	keys    []*ecdsa.PrivateKey
+	nonce   map[common.Address]uint64
 }
 
 func newHarness(t *testing.T, dir string, blockTime time.Duration) *harness {
 	t.Helper()
-	h := newHarnessCfg(t, dir, blockTime)
+	return newHarnessOn(t, dir, blockTime, nil)
+}
+
+// newHarnessOn starts a sequencer on a chain with genesis g (nil: the
+// default dev chain, the OP-stack one).
+func newHarnessOn(t *testing.T, dir string, blockTime time.Duration, g *core.Genesis) *harness {
+	t.Helper()
+	h := newHarnessCfg(t, dir, blockTime, g, nil)
 	if err := h.seq.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -54,34 +63,61 @@ func newHarness(t *testing.T, dir string, blockTime time.Duration) *harness {
 // newHarnessNoStart opens the chain and a sequencer without starting it.
 func newHarnessNoStart(t *testing.T, dir string) *harness {
 	t.Helper()
-	return newHarnessCfg(t, dir, testBlockTime)
+	return newHarnessCfg(t, dir, testBlockTime, nil, nil)
 }
 
-func newHarnessCfg(t *testing.T, dir string, blockTime time.Duration) *harness {
+// chainKinds are the two built-in dev chains, for tests that run on both.
+var chainKinds = []struct {
+	name    string
+	genesis func() *core.Genesis
+}{
+	{"op-stack", func() *core.Genesis { return nil }},
+	{"l1", chain.DevGenesis},
+}
+
+// newHarnessCfg opens a chain with genesis g (nil: the OP-stack dev chain,
+// the default) and a sequencer on it with simulated L1 l1 (nil: the
+// default), without starting it.
+func newHarnessCfg(t *testing.T, dir string, blockTime time.Duration, g *core.Genesis, l1 *opstack.DevL1) *harness {
 	t.Helper()
-	return newHarnessWith(t, dir, Config{Interval: testInterval, BlockTime: blockTime})
+	return newHarnessWith(t, dir, g, Config{Interval: testInterval, BlockTime: blockTime, L1: l1})
 }
 
 // newManualHarness starts a manual-mining sequencer (pre-confirming every
-// interval, or never when it is 0).
+// interval, or never when it is 0) on the plain-Ethereum dev chain (its
+// tests use blobs and withdrawals; opstack_test.go mines the OP-stack one).
 func newManualHarness(t *testing.T, dir string, interval time.Duration) *harness {
 	t.Helper()
-	h := newHarnessWith(t, dir, Config{Manual: true, Interval: interval})
+	return newManualHarnessOn(t, dir, interval, chain.DevGenesis())
+}
+
+// newManualHarnessOn is newManualHarness on genesis g (nil: the OP-stack
+// dev chain).
+func newManualHarnessOn(t *testing.T, dir string, interval time.Duration, g *core.Genesis) *harness {
+	t.Helper()
+	h := newHarnessWith(t, dir, g, Config{Manual: true, Interval: interval})
 	if err := h.seq.Start(); err != nil {
 		t.Fatal(err)
 	}
 	return h
 }
 
-// newHarnessWith opens the chain (in dir, or in memory) and a sequencer
-// with cfg (lags 2 and 4, the WAL in dir) without starting it.
-func newHarnessWith(t *testing.T, dir string, cfg Config) *harness {
+// newHarnessWith opens the chain with genesis g (in dir, or in memory; nil:
+// the OP-stack dev chain, the default) and a sequencer with cfg (lags 2 and
+// 4, the WAL in dir) without starting it.
+func newHarnessWith(t *testing.T, dir string, g *core.Genesis, cfg Config) *harness {
 	t.Helper()
-	c, err := chain.Open(chain.Config{Dir: dir})
+	if g == nil {
+		var err error
+		if g, err = chain.DevL2Genesis(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := chain.Open(chain.Config{Dir: dir, Genesis: g})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, chain: c, src: new(pending.Source), nonce: make(map[common.Address]uint64)}
+	h := &harness{t: t, genesis: g, chain: c, src: new(pending.Source), nonce: make(map[common.Address]uint64)}
 	for _, k := range chain.DevKeys {
 		key, _ := crypto.HexToECDSA(k)
 		h.keys = append(h.keys, key)
@@ -94,6 +130,17 @@ func newHarnessWith(t *testing.T, dir string, cfg Config) *harness {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// userTxs are a block's transactions other than deposits.
+func userTxs(b *types.Block) types.Transactions {
+	var out types.Transactions
+	for _, tx := range b.Transactions() {
+		if !tx.IsDepositTx() {
+			out = append(out, tx)
+		}
+	}
+	return out
 }
 
 // stop stops the sequencer and closes the chain (a clean shutdown).
@@ -211,7 +258,13 @@ func initcode(runtime []byte) []byte {
 // receipt with logs) within a flashblock while latest does not have it, then
 // latest catches up when the block is sealed; empty blocks keep coming.
 func TestPendingBeforeLatest(t *testing.T) {
-	h := newHarness(t, "", 2*time.Second) // long block: pending and latest differ for a while
+	for _, k := range chainKinds {
+		t.Run(k.name, func(t *testing.T) { testPendingBeforeLatest(t, k.genesis()) })
+	}
+}
+
+func testPendingBeforeLatest(t *testing.T, g *core.Genesis) {
+	h := newHarnessOn(t, "", 2*time.Second, g) // long block: pending and latest differ for a while
 	defer h.stop()
 	to := common.HexToAddress("0xbeef")
 	startHead := h.chain.Head().Number.Uint64()
@@ -246,7 +299,7 @@ func TestPendingBeforeLatest(t *testing.T) {
 		t.Error("head did not move")
 	}
 	b := h.chain.BlockByNumber(n + 1)
-	if b == nil || len(b.Transactions()) != 0 || b.Time() <= h.chain.HeaderByNumber(n).Time {
+	if b == nil || len(userTxs(b)) != 0 || b.Time() <= h.chain.HeaderByNumber(n).Time {
 		t.Errorf("empty block %v", b)
 	}
 	// Safe and finalized lag behind.
@@ -265,7 +318,13 @@ func TestPendingBeforeLatest(t *testing.T) {
 // requests hash all check out. It also checks each flashblock's diff: the
 // parent state plus the stacked diffs hashes to the flashblock's state root.
 func TestBlocksValidate(t *testing.T) {
-	h := newHarness(t, "", testBlockTime)
+	for _, k := range chainKinds {
+		t.Run(k.name, func(t *testing.T) { testBlocksValidate(t, k.genesis()) })
+	}
+}
+
+func testBlocksValidate(t *testing.T, g *core.Genesis) {
+	h := newHarnessOn(t, "", testBlockTime, g)
 	defer h.stop()
 	var (
 		mu     sync.Mutex
@@ -318,21 +377,14 @@ func TestBlocksValidate(t *testing.T) {
 	<-doneCh
 
 	// Re-import into a fresh chain with full validation.
-	fresh, err := core.NewBlockChain(rawdb.NewMemoryDatabase(), chain.DevGenesis(), beacon.New(ethash.NewFaker()), core.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Stop()
 	var blocks types.Blocks
 	txs := 0
 	for i := uint64(1); i <= h.chain.Head().Number.Uint64(); i++ {
 		b := h.chain.BlockByNumber(i)
-		txs += len(b.Transactions())
+		txs += len(userTxs(b))
 		blocks = append(blocks, b)
 	}
-	if idx, err := fresh.InsertChain(blocks); err != nil {
-		t.Fatalf("re-import of block %d failed validation: %v", blocks[idx].NumberU64(), err)
-	}
+	h.reimport(blocks)
 	if txs < 31 {
 		t.Errorf("only %d transactions in %d blocks", txs, len(blocks))
 	}
@@ -428,7 +480,13 @@ func TestReadersDuringSequencing(t *testing.T) {
 // sequencer: the delegation's code shows at pending (through the diff) and
 // the sealed block re-validates.
 func TestTxTypes(t *testing.T) {
-	h := newHarness(t, "", testBlockTime)
+	for _, k := range chainKinds {
+		t.Run(k.name, func(t *testing.T) { testTxTypes(t, k.genesis()) })
+	}
+}
+
+func testTxTypes(t *testing.T, g *core.Genesis) {
+	h := newHarnessOn(t, "", testBlockTime, g)
 	defer h.stop()
 	cid := h.chain.Config().ChainID
 	k0, k1 := h.keys[5], h.keys[6]
@@ -471,15 +529,17 @@ func TestTxTypes(t *testing.T) {
 	for i := uint64(1); i <= h.chain.Head().Number.Uint64(); i++ {
 		blocks = append(blocks, h.chain.BlockByNumber(i))
 	}
-	reimport(t, blocks)
+	h.reimport(blocks)
 }
 
-// reimport inserts blocks into a fresh dev chain with go-ethereum's full
-// validation (state root, receipts, bloom, gas, withdrawals, requests) and
-// returns that chain; a rejection fails the test.
-func reimport(t *testing.T, blocks types.Blocks) *core.BlockChain {
+// reimport inserts blocks into a fresh chain on the harness's genesis with
+// go-ethereum's (op-geth's) full validation (state root, receipts, bloom,
+// gas, withdrawals, requests) and returns that chain; a rejection fails the
+// test.
+func (h *harness) reimport(blocks types.Blocks) *core.BlockChain {
+	t := h.t
 	t.Helper()
-	fresh, err := core.NewBlockChain(rawdb.NewMemoryDatabase(), chain.DevGenesis(), beacon.New(ethash.NewFaker()), core.DefaultConfig())
+	fresh, err := core.NewBlockChain(rawdb.NewMemoryDatabase(), h.genesis, beacon.New(ethash.NewFaker()), core.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,10 @@ const (
 	// recAdmit: a transaction accepted into the pool (the one entry).
 	// Written and synced before eth_sendRawTransaction answers.
 	recAdmit uint8 = 3
+	// recDeposit: a user deposit injected for the next block of an
+	// OP-stack chain (the one entry: the deposit transaction's encoding).
+	// Written and synced before the injection is acknowledged.
+	recDeposit uint8 = 4
 )
 
 // record is one WAL record (RLP-encoded inside a length and CRC frame).
