@@ -87,8 +87,9 @@ func TestSimulatePendingRootMatchesSealedBlock(t *testing.T) {
 		if err := json.Unmarshal(rpcCall(t, url, "eth_simulateV1", map[string]any{"blockStateCalls": []any{map[string]any{}}}, "pending"), &blocks); err != nil {
 			t.Fatal(err)
 		}
-		if after := pendingTxs(t, url); len(before.Transactions) != 1 || before.Transactions[0] != hash ||
-			after.Number != before.Number || len(after.Transactions) != 1 || after.Number != blocks[0].Number {
+		// The pending block: the L1-attributes deposit, then the transfer.
+		if after := pendingTxs(t, url); len(before.Transactions) != 2 || before.Transactions[1] != hash ||
+			after.Number != before.Number || len(after.Transactions) != 2 || after.Number != blocks[0].Number {
 			continue // not pre-confirmed yet, or the block moved on meanwhile: try again
 		}
 		num := fmt.Sprintf("0x%x", uint64(blocks[0].Number))

@@ -28,7 +28,9 @@ type Config struct {
 	// Dir is the database directory; empty keeps everything in memory (tests).
 	Dir string
 	// Genesis is the chain's genesis. Nil means: whatever the database holds,
-	// or the built-in dev genesis for a new database.
+	// or the built-in OP-stack dev genesis (DevL2Genesis) for a new database.
+	// A database holding the built-in plain-Ethereum dev chain (DevGenesis,
+	// the default before) must name it: it is refused otherwise.
 	Genesis *core.Genesis
 	// CacheMB is Pebble's cache size.
 	CacheMB int
@@ -81,12 +83,21 @@ func Open(cfg Config) (*Chain, error) {
 
 func open(db ethdb.Database, genesis *core.Genesis, logger *slog.Logger) (*Chain, error) {
 	stored := rawdb.ReadCanonicalHash(db, 0)
-	if genesis == nil && stored == (common.Hash{}) {
-		genesis = DevGenesis()
-	}
-	if genesis != nil && stored != (common.Hash{}) {
+	switch {
+	case genesis == nil && stored == (common.Hash{}):
+		g, err := DevL2Genesis()
+		if err != nil {
+			return nil, err
+		}
+		genesis = g
+	case genesis == nil && stored == DevGenesis().ToBlock().Hash():
+		return nil, fmt.Errorf("%w: this datadir holds the plain-Ethereum dev chain, the default before the OP-stack dev chain: start with --l1 to use it, or use another --datadir", ErrGenesisMismatch)
+	case genesis != nil && stored != (common.Hash{}):
 		if want := genesis.ToBlock().Hash(); want != stored {
-			return nil, fmt.Errorf("%w: stored genesis %s, --genesis gives %s (use another --datadir)", ErrGenesisMismatch, stored, want)
+			if l2, err := DevL2Genesis(); err == nil && l2.ToBlock().Hash() == stored {
+				return nil, fmt.Errorf("%w: this datadir holds the OP-stack dev chain (the default): start without --l1 or --genesis, or use another --datadir", ErrGenesisMismatch)
+			}
+			return nil, fmt.Errorf("%w: stored genesis %s, the requested chain's is %s (use another --datadir)", ErrGenesisMismatch, stored, want)
 		}
 	}
 	forgetSnapshotOfStatelessHead(db, logger)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/conformance"
@@ -90,25 +91,61 @@ func TestImportExecutionAPIsChain(t *testing.T) {
 }
 
 func TestOpenRejectsOtherGenesis(t *testing.T) {
-	datadir := t.TempDir()
-	c, err := Open(Config{Dir: datadir}) // dev genesis
+	l2, err := DevL2Genesis()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Close()
+	l2Hash := l2.ToBlock().Hash()
 	other := DevGenesis()
 	other.ExtraData = []byte("other")
-	if _, err := Open(Config{Dir: datadir, Genesis: other}); !errors.Is(err, ErrGenesisMismatch) {
-		t.Fatalf("want ErrGenesisMismatch, got %v", err)
+	open := func(dir string, g *core.Genesis) (common.Hash, error) {
+		c, err := Open(Config{Dir: dir, Genesis: g})
+		if err != nil {
+			return common.Hash{}, err
+		}
+		defer c.Close()
+		return c.Genesis().Hash(), nil
 	}
-	// Without --genesis the stored one is used.
-	c, err = Open(Config{Dir: datadir})
+
+	// A new datadir gets the OP-stack dev chain; reopened without a
+	// genesis, the stored one is used; another is refused.
+	l2Dir := t.TempDir()
+	if h, err := open(l2Dir, nil); err != nil || h != l2Hash {
+		t.Fatalf("default genesis %v (%v), want the OP-stack dev chain's %v", h, err, l2Hash)
+	}
+	if h, err := open(l2Dir, nil); err != nil || h != l2Hash {
+		t.Fatalf("reopened: %v (%v)", h, err)
+	}
+	if _, err := open(l2Dir, other); !errors.Is(err, ErrGenesisMismatch) {
+		t.Fatalf("other genesis: want ErrGenesisMismatch, got %v", err)
+	}
+	if _, err := open(l2Dir, DevGenesis()); !errors.Is(err, ErrGenesisMismatch) || !strings.Contains(err.Error(), "without --l1") {
+		t.Fatalf("--l1 on the OP-stack dev chain: %v", err)
+	}
+
+	// A datadir of the plain-Ethereum dev chain (the old default) opens
+	// when asked for by name, and is refused with a pointer to --l1
+	// otherwise.
+	l1Dir := t.TempDir()
+	l1Hash := DevGenesis().ToBlock().Hash()
+	if h, err := open(l1Dir, DevGenesis()); err != nil || h != l1Hash {
+		t.Fatalf("l1 genesis %v (%v)", h, err)
+	}
+	if _, err := open(l1Dir, nil); !errors.Is(err, ErrGenesisMismatch) || !strings.Contains(err.Error(), "--l1") {
+		t.Fatalf("old default without --l1: %v", err)
+	}
+	if h, err := open(l1Dir, DevGenesis()); err != nil || h != l1Hash {
+		t.Fatalf("l1 genesis reopened %v (%v)", h, err)
+	}
+
+	// Any other stored genesis is reused without naming it again.
+	otherDir := t.TempDir()
+	want, err := open(otherDir, other)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	if c.Genesis().Hash() != DevGenesis().ToBlock().Hash() {
-		t.Fatal("stored genesis not reused")
+	if h, err := open(otherDir, nil); err != nil || h != want {
+		t.Fatalf("custom genesis reopened %v (%v), want %v", h, err, want)
 	}
 }
 

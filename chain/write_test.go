@@ -17,7 +17,7 @@ import (
 // it on its own: a reopened chain starts from it.
 func TestInsertSealedAndFlush(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Open(Config{Dir: dir})
+	c, err := Open(Config{Dir: dir, Genesis: DevGenesis()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestInsertSealedAndFlush(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c, err = Open(Config{Dir: dir})
+	c, err = Open(Config{Dir: dir, Genesis: DevGenesis()})
 	if err != nil {
 		t.Fatal(err)
 	}

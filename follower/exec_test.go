@@ -21,11 +21,11 @@ import (
 	"github.com/preconf/preconf/rpc"
 )
 
-// execFixture is an executor over an in-memory dev chain served by the api
-// package on loopback (the upstream), at its genesis.
+// execFixture is an executor over an in-memory plain-Ethereum dev chain
+// served by the api package on loopback (the upstream), at its genesis.
 func execFixture(t *testing.T) (*executor, *pending.Source, *types.Header) {
 	t.Helper()
-	c, err := chain.Open(chain.Config{})
+	c, err := chain.Open(chain.Config{Genesis: chain.DevGenesis()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,8 @@ type env struct {
 
 func newEnv(t testing.TB, ws rpc.WSOptions) *env {
 	t.Helper()
-	c, err := chain.Open(chain.Config{})
+	// The plain-Ethereum dev chain: the tests generate its blocks.
+	c, err := chain.Open(chain.Config{Genesis: chain.DevGenesis()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ var followOwnFlags = []cli.Flag{
 }
 
 // followShared are node flags `preconf follow` takes too.
-var followShared = []string{"datadir", "http.addr", "http.port", "http.corsdomain", "http.maxbody", "rpc.batch-limit", "genesis", "log.level", "log.format"}
+var followShared = []string{"datadir", "http.addr", "http.port", "http.corsdomain", "http.maxbody", "rpc.batch-limit", "genesis", "l1", "log.level", "log.format"}
 
 func followFlags() []cli.Flag {
 	out := slices.Clone(followOwnFlags)
@@ -74,11 +74,18 @@ func parseProofs(s string) (remote.Proofs, error) {
 }
 
 // followChain is the chain configuration to execute with: a registry chain
-// by name, a genesis file's config, or the built-in dev chain's.
-func followChain(name, genesis string) (*params.ChainConfig, error) {
+// by name, a genesis file's config, or a built-in dev chain's (the
+// OP-stack one, or with l1 the plain-Ethereum one).
+func followChain(name, genesis string, l1 bool) (*params.ChainConfig, error) {
+	set := 0
+	for _, on := range []bool{name != "", genesis != "", l1} {
+		if on {
+			set++
+		}
+	}
 	switch {
-	case name != "" && genesis != "":
-		return nil, errors.New("--chain and --genesis are exclusive")
+	case set > 1:
+		return nil, errors.New("--chain, --genesis and --l1 are exclusive")
 	case name != "":
 		return opstack.ChainConfig(name)
 	case genesis != "":
@@ -87,8 +94,14 @@ func followChain(name, genesis string) (*params.ChainConfig, error) {
 			return nil, err
 		}
 		return g.Config, nil
+	case l1:
+		return chain.DevGenesis().Config, nil
 	}
-	return chain.DevGenesis().Config, nil
+	g, err := chain.DevL2Genesis()
+	if err != nil {
+		return nil, err
+	}
+	return g.Config, nil
 }
 
 func runFollow(c *cli.Context) error {
@@ -110,7 +123,7 @@ func runFollow(c *cli.Context) error {
 	if err != nil {
 		return usage("%v", err)
 	}
-	config, err := followChain(c.String("chain"), c.String("genesis"))
+	config, err := followChain(c.String("chain"), c.String("genesis"), c.Bool("l1"))
 	if err != nil {
 		return usage("%v", err)
 	}

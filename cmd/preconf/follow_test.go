@@ -20,7 +20,8 @@ func TestFollowFlagErrors(t *testing.T) {
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--http.port", "0"}, 1, "upstream unavailable"},
 		{[]string{"follow", "--nope"}, 2, "flag provided but not defined"},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "base"}, 2, "not in op-geth's superchain registry (known: "},
-		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "op", "--genesis", "g.json"}, 2, "--chain and --genesis are exclusive"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "op", "--genesis", "g.json"}, 2, "--chain, --genesis and --l1 are exclusive"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "op", "--l1"}, 2, "--chain, --genesis and --l1 are exclusive"},
 		// a registry chain loads; then the (dead) upstream is the problem
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "unichain-sepolia", "--http.port", "0"}, 1, "upstream unavailable"},
 	} {
@@ -41,7 +42,7 @@ func TestFollowCommand(t *testing.T) {
 	fol := start(t, "follow", "--upstream", seq.url, "--flashblocks", ws, "--datadir", t.TempDir(), "--upstream.poll", "20ms")
 	defer fol.stop(t)
 
-	hash := post(t, fol.url, `{"jsonrpc":"2.0","id":1,"method":"eth_sendTransaction","params":[{"from":"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266","to":"0x00000000000000000000000000000000000000aa","value":"0x1234"}]}`)
+	hash := post(t, fol.url, `{"jsonrpc":"2.0","id":1,"method":"eth_sendTransaction","params":[{"from":"0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266","to":"0x000000000000000000000000000000000000aa00","value":"0x1234"}]}`)
 	receipt := `{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionReceipt","params":[` + hash + `]}`
 	deadline := time.Now().Add(30 * time.Second)
 	for post(t, fol.url, receipt) == "null" {
@@ -51,7 +52,7 @@ func TestFollowCommand(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	for _, body := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x00000000000000000000000000000000000000aa","pending"]}`,
+		`{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x000000000000000000000000000000000000aa00","pending"]}`,
 		`{"jsonrpc":"2.0","id":1,"method":"eth_getTransactionCount","params":["0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266","pending"]}`,
 		`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`,
 	} {
@@ -67,7 +68,7 @@ func TestFollowCommand(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	if got := post(t, fol.url, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x00000000000000000000000000000000000000aa","pending"]}`); got != `"0x1234"` {
+	if got := post(t, fol.url, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x000000000000000000000000000000000000aa00","pending"]}`); got != `"0x1234"` {
 		t.Fatalf("pending balance %s", got)
 	}
 }

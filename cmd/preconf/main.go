@@ -43,7 +43,8 @@ var nodeFlags = []cli.Flag{
 	&cli.StringSliceFlag{Name: "http.corsdomain", Usage: "browser origins allowed to call the node (comma separated, * for any); CORS is off by default", EnvVars: envName("http.corsdomain")},
 	&cli.Int64Flag{Name: "http.maxbody", Value: 5 << 20, Usage: "request body limit in bytes (413 above it)", EnvVars: envName("http.maxbody")},
 	&cli.IntFlag{Name: "rpc.batch-limit", Value: 1000, Usage: "maximum requests in one JSON-RPC batch", EnvVars: envName("rpc.batch-limit")},
-	&cli.StringFlag{Name: "genesis", Usage: "go-ethereum genesis JSON file (default: the built-in dev chain, id 1337); with --fork-url, its config gives the fork's chain rules", EnvVars: envName("genesis")},
+	&cli.StringFlag{Name: "genesis", Usage: "go-ethereum genesis JSON file (default: the built-in OP-stack dev chain, id 1337); with --fork-url, its config gives the fork's chain rules", EnvVars: envName("genesis")},
+	&cli.BoolFlag{Name: "l1", Usage: "the built-in plain-Ethereum dev chain (every fork through Osaka, no L1 fees or deposits) instead of the OP-stack one (follow: the chain the upstream runs)", EnvVars: envName("l1")},
 	&cli.StringSliceFlag{Name: "import", Usage: "RLP block file to import before serving (repeatable; known blocks are skipped)", EnvVars: envName("import")},
 	&cli.DurationFlag{Name: "block-time", Value: defaultBlockTime, Usage: "seal a block this often; 0: manual mining, transactions are pooled (and pre-confirmed every --flashblock-interval unless 0) and blocks are sealed only by evm_mine / anvil_mine", EnvVars: envName("block-time")},
 	&cli.BoolFlag{Name: "no-sequencer", Aliases: []string{"readonly"}, Usage: "no sequencer: serve the chain as imported, refuse transactions; pending is latest", EnvVars: envName("no-sequencer")},
@@ -146,9 +147,18 @@ func runNode(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
 	}
 	if g := c.String("genesis"); g != "" {
+		if c.Bool("l1") {
+			return cli.Exit("preconf: --l1 and --genesis are exclusive (--l1 picks the built-in plain-Ethereum dev chain)", 2)
+		}
 		if cfg.Genesis, err = chain.LoadGenesis(g); err != nil {
 			return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
 		}
+	}
+	if c.Bool("l1") {
+		if cfg.Fork != nil {
+			return cli.Exit("preconf: --l1 picks the built-in plain-Ethereum dev chain; a fork runs the upstream's chain (--genesis gives its rules)", 2)
+		}
+		cfg.Genesis = chain.DevGenesis()
 	}
 	n, err := node.New(cfg)
 	if err != nil {

@@ -90,6 +90,10 @@ func TestExitsOnBadInput(t *testing.T) {
 	port := freePort(t)
 	p := start(t, "--datadir", devDir, "--http.port", port, "--block-time", "0")
 	p.stop(t)
+	// One of the plain-Ethereum dev chain (--l1), the default before.
+	l1Dir := filepath.Join(tmp, "l1")
+	p = start(t, "--datadir", l1Dir, "--http.port", freePort(t), "--block-time", "0", "--l1")
+	p.stop(t)
 
 	tests := []struct {
 		name string
@@ -107,6 +111,11 @@ func TestExitsOnBadInput(t *testing.T) {
 		{"missing rlp", []string{"--datadir", filepath.Join(tmp, "e"), "--import", filepath.Join(tmp, "none.rlp"), "--block-time", "0", "--http.port", freePort(t)}, "import"},
 		{"genesis mismatch", []string{"--datadir", devDir, "--genesis", filepath.Join(dir, "genesis.json"), "--block-time", "0", "--http.port", freePort(t)}, "different genesis"},
 		{"bad log level", []string{"--log.level", "loud"}, "log.level"},
+		{"l1 with genesis", []string{"--l1", "--genesis", filepath.Join(dir, "genesis.json")}, "--l1 and --genesis are exclusive"},
+		{"l1 block time in ms", []string{"--l1.block-time", "1500ms"}, "whole number of seconds"},
+		{"l1 block time on the l1 chain", []string{"--l1", "--l1.block-time", "6s"}, "with --l1 there is none"},
+		{"old default datadir", []string{"--datadir", l1Dir, "--block-time", "0", "--http.port", freePort(t)}, "start with --l1 to use it"},
+		{"l1 on the op-stack datadir", []string{"--datadir", devDir, "--l1", "--block-time", "0", "--http.port", freePort(t)}, "start without --l1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,7 +139,7 @@ func TestVersionAndHelp(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--help: exit %d", code)
 	}
-	for _, flag := range []string{"--datadir", "--http.addr", "--http.port", "--genesis", "--import", "--block-time", "PRECONF_HTTP_PORT"} {
+	for _, flag := range []string{"--datadir", "--http.addr", "--http.port", "--genesis", "--l1", "--l1.block-time", "--import", "--block-time", "PRECONF_HTTP_PORT"} {
 		if !strings.Contains(out, flag) {
 			t.Errorf("--help does not document %s", flag)
 		}

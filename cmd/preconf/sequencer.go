@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/urfave/cli/v2"
@@ -15,9 +16,10 @@ import (
 // (not used with --no-sequencer).
 var sequencerFlags = []cli.Flag{
 	&cli.DurationFlag{Name: "flashblock-interval", Value: sequencer.DefaultInterval, Usage: "pre-confirm pending transactions this often (a flashblock); --block-time must be a multiple of it; with --block-time 0, 0 keeps transactions in the pool until a block is mined", EnvVars: envName("flashblock-interval")},
-	&cli.StringFlag{Name: "miner", Value: "0x0000000000000000000000000000000000000000", Usage: "fee recipient (coinbase) of sealed blocks", EnvVars: envName("miner")},
+	&cli.StringFlag{Name: "miner", Value: "0x0000000000000000000000000000000000000000", Usage: "fee recipient (coinbase) of sealed blocks (zero: on an OP-stack chain the SequencerFeeVault 0x4200…0011)", EnvVars: envName("miner")},
 	&cli.Uint64Flag{Name: "safe-lag", Value: sequencer.DefaultSafeLag, Usage: "the \"safe\" block is this many blocks behind latest", EnvVars: envName("safe-lag")},
 	&cli.Uint64Flag{Name: "finalized-lag", Value: sequencer.DefaultFinalizedLag, Usage: "the \"finalized\" block is this many blocks behind latest", EnvVars: envName("finalized-lag")},
+	&cli.DurationFlag{Name: "l1.block-time", Value: sequencer.DefaultL1BlockTime, Usage: "block time of the OP-stack dev chain's simulated L1 (whole seconds): its L1 origin advances this often", EnvVars: envName("l1.block-time")},
 	&cli.Uint64Flag{Name: "gas-ceil", Usage: "move the block gas limit toward this value (go-ethereum's 1/1024 per block rule); 0 keeps the parent's", EnvVars: envName("gas-ceil")},
 	&cli.IntFlag{Name: "txpool.accountslots", Value: txpool.DefaultConfig.AccountSlots, Usage: "maximum pooled transactions per sender", EnvVars: envName("txpool.accountslots")},
 	&cli.IntFlag{Name: "txpool.globalslots", Value: txpool.DefaultConfig.GlobalSlots, Usage: "maximum pooled transactions in all", EnvVars: envName("txpool.globalslots")},
@@ -38,6 +40,13 @@ func applySequencerFlags(c *cli.Context, cfg *node.Config) error {
 	if cfg.BlockTime > 0 && (cfg.BlockTime < interval || cfg.BlockTime%interval != 0) {
 		return fmt.Errorf("--block-time %v must be a multiple of --flashblock-interval %v", cfg.BlockTime, interval)
 	}
+	l1Time := c.Duration("l1.block-time")
+	if l1Time < time.Second || l1Time%time.Second != 0 {
+		return fmt.Errorf("--l1.block-time %v must be a whole number of seconds", l1Time)
+	}
+	if c.IsSet("l1.block-time") && c.Bool("l1") {
+		return fmt.Errorf("--l1.block-time sets the OP-stack dev chain's simulated L1; with --l1 there is none")
+	}
 	miner := c.String("miner")
 	if !common.IsHexAddress(miner) {
 		return fmt.Errorf("--miner %q is not an address", miner)
@@ -48,6 +57,7 @@ func applySequencerFlags(c *cli.Context, cfg *node.Config) error {
 		SafeLag:      c.Uint64("safe-lag"),
 		FinalizedLag: c.Uint64("finalized-lag"),
 		GasCeil:      c.Uint64("gas-ceil"),
+		L1BlockTime:  l1Time,
 		Pool: txpool.Config{
 			AccountSlots: c.Int("txpool.accountslots"),
 			GlobalSlots:  c.Int("txpool.globalslots"),
