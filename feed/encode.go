@@ -151,7 +151,8 @@ func appendBalances(b []byte, d *pending.Diff) []byte {
 
 // appendReceipts writes consensus receipts keyed by transaction hash,
 // internally tagged: type, status, cumulativeGasUsed, logs (address, topics,
-// data), sorted by hash.
+// data), and for deposits depositNonce and depositReceiptVersion; sorted by
+// hash.
 func appendReceipts(b []byte, txs types.Transactions, receipts types.Receipts) []byte {
 	order := make([]int, len(txs))
 	for i := range order {
@@ -192,7 +193,18 @@ func appendReceipts(b []byte, txs types.Transactions, receipts types.Receipts) [
 			b = appendHex(b, l.Data)
 			b = append(b, '}')
 		}
-		b = append(b, "]}"...)
+		b = append(b, ']')
+		// An OP-stack deposit's receipt: the nonce it ran with, and its
+		// version from Canyon on (op-alloy's OpDepositReceipt).
+		if r.DepositNonce != nil {
+			b = append(b, `,"depositNonce":`...)
+			b = appendQuantity(b, *r.DepositNonce)
+		}
+		if r.DepositReceiptVersion != nil {
+			b = append(b, `,"depositReceiptVersion":`...)
+			b = appendQuantity(b, *r.DepositReceiptVersion)
+		}
+		b = append(b, '}')
 	}
 	return b
 }

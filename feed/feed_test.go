@@ -408,3 +408,39 @@ func TestFeedSurvivesMalformedSnapshot(t *testing.T) {
 		t.Fatalf("first message has index %d, want the good snapshot's 2", i)
 	}
 }
+
+// TestEncodeDepositReceipt: an OP-stack block's flashblock 0 carries its
+// L1-attributes deposit, whose metadata receipt has the deposit's nonce and
+// receipt version, as in Base's pinned fixtures
+// ({"type":"0x7e",…,"depositNonce":"0x7","depositReceiptVersion":"0x1"}).
+func TestEncodeDepositReceipt(t *testing.T) {
+	snap, _ := fixture(t, 0)
+	to := common.HexToAddress("0x4200000000000000000000000000000000000015")
+	dep := types.NewTx(&types.DepositTx{SourceHash: common.Hash{1}, From: common.HexToAddress("0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001"), To: &to, Value: new(big.Int), Gas: 1_000_000, Data: []byte{0x09, 0x89, 0x99, 0xbe}})
+	nonce, version := uint64(7), uint64(1)
+	r := &types.Receipt{Type: types.DepositTxType, Status: 1, CumulativeGasUsed: 50_000, GasUsed: 50_000, TxHash: dep.Hash(), DepositNonce: &nonce, DepositReceiptVersion: &version}
+	snap.Txs, snap.Receipts, snap.NewTxs = types.Transactions{dep}, types.Receipts{r}, 1
+	msg, err := Encode(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Diff struct {
+			Transactions []hexutil.Bytes `json:"transactions"`
+		} `json:"diff"`
+		Metadata struct {
+			Receipts map[common.Hash]json.RawMessage `json:"receipts"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(msg, &m); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := dep.MarshalBinary()
+	if len(m.Diff.Transactions) != 1 || !bytes.Equal(m.Diff.Transactions[0], raw) || raw[0] != types.DepositTxType {
+		t.Fatalf("transactions %x", m.Diff.Transactions)
+	}
+	want := `{"type":"0x7e","status":"0x1","cumulativeGasUsed":"0xc350","logs":[],"depositNonce":"0x7","depositReceiptVersion":"0x1"}`
+	if got := string(m.Metadata.Receipts[dep.Hash()]); got != want {
+		t.Fatalf("deposit receipt\n got %s\nwant %s", got, want)
+	}
+}
