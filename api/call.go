@@ -150,11 +150,17 @@ func (a *API) estimateGas(ctx context.Context, p rpc.Params) (any, error) {
 // EstimateGas is eth_estimateGas's answer in Go for args at ref, without
 // state or block overrides: the same search and the same (coded) errors.
 func (a *API) EstimateGas(ctx context.Context, args simulate.CallArgs, ref ethjson.BlockRef) (uint64, error) {
+	return a.EstimateGasWith(ctx, args, ref, nil)
+}
+
+// EstimateGasWith is EstimateGas over state overrides so (e.g. a deposit's
+// sender credited with its mint before it runs).
+func (a *API) EstimateGasWith(ctx context.Context, args simulate.CallArgs, ref ethjson.BlockRef, so simulate.StateOverride) (uint64, error) {
 	h, db, _, err := a.execState(ref, false)
 	if err != nil {
 		return 0, err
 	}
-	gas, err := a.engine.EstimateGas(ctx, args, h, db, nil, nil)
+	gas, err := a.engine.EstimateGas(ctx, args, h, db, so, nil)
 	if err != nil {
 		return 0, rpcError(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/api"
+	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -484,3 +485,86 @@ func TestTxpoolContentFrom(t *testing.T) {
 		t.Errorf("no address: %+v", r.Error)
 	}
 }
+
+// TestDepositRequests: eth_sendTransaction with anvil --optimism's deposit
+// fields injects a user deposit (any sender, minted value), which lands in
+// the next block after the L1-attributes deposit and reads back with its
+// deposit fields; a raw deposit, a system deposit and a signed one are
+// refused; the plain-Ethereum chain refuses deposits altogether.
+func TestDepositRequests(t *testing.T) {
+	h, srv := newAPIHarness(t, testBlockTime)
+	defer h.stop()
+	from, to := common.Address{0xd1}, common.Address{0xd2}
+	r := call(t, srv, "eth_sendTransaction", map[string]any{"from": from, "to": to, "value": "0x64", "gas": "0x5208", "mint": "0x3e8"})
+	if r.Error != nil {
+		t.Fatalf("deposit: %+v", r.Error)
+	}
+	var hash common.Hash
+	json.Unmarshal(r.Result, &hash)
+	// Without gas: estimated (a plain transfer here).
+	r2 := call(t, srv, "eth_sendTransaction", map[string]any{"from": to, "to": from, "value": "0x1", "mint": "0x1", "type": "0x7e"})
+	if r2.Error != nil {
+		t.Fatalf("deposit without gas: %+v", r2.Error)
+	}
+	var hash2 common.Hash
+	json.Unmarshal(r2.Result, &hash2)
+	h.waitFor("deposits sealed", func() bool {
+		_, _, _, _, ok1 := h.chain.TxLookup(hash)
+		_, _, _, _, ok2 := h.chain.TxLookup(hash2)
+		return ok1 && ok2
+	})
+	var tx map[string]any
+	json.Unmarshal(call(t, srv, "eth_getTransactionByHash", hash).Result, &tx)
+	if tx["type"] != "0x7e" || tx["mint"] != "0x3e8" || tx["from"] != strings.ToLower(from.Hex()) || tx["sourceHash"] == nil || tx["transactionIndex"] != "0x1" || tx["depositReceiptVersion"] != "0x1" {
+		t.Errorf("deposit transaction %v", tx)
+	}
+	var rc map[string]any
+	json.Unmarshal(call(t, srv, "eth_getTransactionReceipt", hash).Result, &rc)
+	if rc["status"] != "0x1" || rc["depositNonce"] != "0x0" || rc["l1Fee"] != nil {
+		t.Errorf("deposit receipt %v", rc)
+	}
+	var bal hexutil.Big
+	json.Unmarshal(call(t, srv, "eth_getBalance", to, "latest").Result, &bal)
+	if bal.ToInt().Int64() != 100 {
+		t.Errorf("recipient balance %v, want 100 (the first deposit's value; the second sent its minted wei on)", bal.ToInt())
+	}
+	var tx2 map[string]any
+	json.Unmarshal(call(t, srv, "eth_getTransactionByHash", hash2).Result, &tx2)
+	if tx2["gas"] != "0x5208" {
+		t.Errorf("estimated deposit gas %v, want 0x5208", tx2["gas"])
+	}
+
+	dep := types.NewTx(&types.DepositTx{From: from, To: &to, Mint: big.NewInt(1), Value: new(big.Int), Gas: 21000})
+	for _, tc := range []struct {
+		method string
+		param  any
+		code   int
+		msg    string
+	}{
+		{"eth_sendRawTransaction", raw(t, dep), -32000, "transaction type not supported: deposit transactions (type 0x7e) come from L1"},
+		{"eth_sendRawTransactionSync", raw(t, dep), -32000, "transaction type not supported: deposit transactions (type 0x7e) come from L1"},
+		{"eth_sendTransaction", map[string]any{"from": from, "to": to, "gas": "0x5208", "mint": "0x1", "isSystemTx": true}, -32602, "system deposits (isSystemTx) are disabled since Regolith"},
+		{"eth_sendTransaction", map[string]any{"from": from, "to": to, "gas": "0x5207", "mint": "0x1"}, -32000, "deposit gas 20999 is below the portal's minimum of 21000"},
+		{"eth_signTransaction", map[string]any{"from": chainDev(0), "to": to, "gas": "0x5208", "mint": "0x1"}, -32000, "deposit transactions are not signed"},
+	} {
+		r := call(t, srv, tc.method, tc.param)
+		if r.Error == nil || r.Error.Code != tc.code || !strings.HasPrefix(r.Error.Message, tc.msg) {
+			t.Errorf("%s %v: %s %+v, want %d %q", tc.method, tc.param, r.Result, r.Error, tc.code, tc.msg)
+		}
+	}
+
+	// The plain-Ethereum dev chain.
+	l1 := newHarnessOn(t, "", testBlockTime, chainKinds[1].genesis())
+	defer l1.stop()
+	srv1 := rpc.NewServer(rpc.Options{})
+	l1.seq.Register(srv1, nil, nil)
+	if r := call(t, srv1, "eth_sendTransaction", map[string]any{"from": from, "to": to, "gas": "0x5208", "mint": "0x1"}); r.Error == nil || !strings.HasPrefix(r.Error.Message, "deposit transactions need an OP-stack chain") {
+		t.Errorf("deposit on the l1 chain: %+v", r.Error)
+	}
+	if r := call(t, srv1, "eth_sendRawTransaction", raw(t, dep)); r.Error == nil || r.Error.Message != "transaction type not supported" {
+		t.Errorf("raw deposit on the l1 chain: %+v", r.Error)
+	}
+}
+
+// chainDev is dev account i's address.
+func chainDev(i int) common.Address { return chain.DevAccounts()[i] }

@@ -1,25 +1,22 @@
 package sequencer
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/opstack"
-	"github.com/preconf/preconf/rpc"
 )
 
 // A user deposit is what the OptimismPortal on L1 emits and the rollup node
 // turns into an L2 deposit transaction: on the dev chain there is no L1, so
 // Deposit injects one (eth_sendTransaction with anvil --optimism's deposit
-// fields: see depositArgs). Users cannot submit deposit transactions
+// fields: see deposit_api.go). Users cannot submit deposit transactions
 // themselves: the pool refuses type 0x7e.
 
 // Deposit is a user deposit as the L1 bridge would make it.
@@ -226,87 +223,4 @@ func (s *Sequencer) queuedDepositRecords() []*record {
 		out = append(out, &record{Kind: recDeposit, Entries: [][]byte{raw}})
 	}
 	return out
-}
-
-// depositFields are anvil --optimism's deposit fields of a transaction
-// request (OptimismTransactionFields): their presence, or "type": "0x7e",
-// makes eth_sendTransaction inject a deposit.
-type depositFields struct {
-	SourceHash *common.Hash `json:"sourceHash"`
-	Mint       *hexutil.Big `json:"mint"`
-	IsSystemTx *bool        `json:"isSystemTx"`
-}
-
-// depositRequest reads p's transaction request as a deposit: ok is false
-// when it has neither deposit fields nor the deposit type.
-func depositRequest(p rpc.Params, args *txArgs) (d Deposit, ok bool, err error) {
-	var f depositFields
-	if err := p.Required(0, &f); err != nil {
-		return d, false, err
-	}
-	typ, err := txType(args)
-	if err != nil {
-		return d, false, err
-	}
-	isDeposit := typ != nil && *typ == types.DepositTxType
-	if !isDeposit && f.SourceHash == nil && f.Mint == nil && f.IsSystemTx == nil {
-		return d, false, nil
-	}
-	if f.IsSystemTx != nil && *f.IsSystemTx {
-		return d, true, &rpc.InvalidParamsError{Msg: "system deposits (isSystemTx) are disabled since Regolith"}
-	}
-	if args.From == nil {
-		return d, true, &rpc.InvalidParamsError{Msg: "missing \"from\""}
-	}
-	if args.Data != nil && args.Input != nil && !bytes.Equal(*args.Data, *args.Input) {
-		return d, true, &rpc.InvalidParamsError{Msg: `both "data" and "input" are set and not equal. Please use "input" to pass transaction call data`}
-	}
-	d = Deposit{From: *args.From, To: args.To}
-	if args.Input != nil {
-		d.Data = *args.Input
-	} else if args.Data != nil {
-		d.Data = *args.Data
-	}
-	if f.Mint != nil {
-		d.Mint = f.Mint.ToInt()
-	}
-	if args.Value != nil {
-		d.Value = args.Value.ToInt()
-	}
-	if f.SourceHash != nil {
-		d.SourceHash = *f.SourceHash
-	}
-	if args.Gas != nil {
-		d.Gas = uint64(*args.Gas)
-	}
-	return d, true, nil
-}
-
-// sendDeposit injects the deposit of an eth_sendTransaction request. A
-// missing gas limit is estimated as for a call from the depositor (the
-// mint is not credited for the estimate).
-func (a *API) sendDeposit(ctx context.Context, d Deposit, args *txArgs) (any, error) {
-	if a.s.op == nil {
-		return nil, &rpc.ServerError{Msg: ErrNotOPStack.Error()}
-	}
-	if args.Gas == nil {
-		_, st, err := a.s.poolEnv()
-		if err != nil {
-			return nil, &rpc.ServerError{Msg: err.Error()}
-		}
-		gas, err := a.estimate(ctx, args, st, d.Data)
-		if err != nil {
-			return nil, &rpc.ServerError{Msg: "deposit gas not given and not estimable (pass \"gas\"): " + err.Error()}
-		}
-		d.Gas = gas
-	}
-	hash, err := a.s.Deposit(ctx, d)
-	if err != nil {
-		var coded rpc.Error
-		if errors.As(err, &coded) {
-			return nil, err
-		}
-		return nil, &rpc.ServerError{Msg: err.Error()}
-	}
-	return hash, nil
 }
