@@ -189,9 +189,12 @@ func (i *L1Info) Deposit(config *params.ChainConfig, time, parentTime uint64) (*
 		SourceHash: L1InfoSourceHash(i.Hash, i.SequenceNumber),
 		From:       L1InfoDepositor,
 		To:         &to,
-		Value:      new(big.Int),
-		Gas:        L1InfoGas,
-		Data:       data,
+		// A zero mint, as decoding the transaction gives it back (not
+		// nil): a block being built reads as the same block stored.
+		Mint:  new(big.Int),
+		Value: new(big.Int),
+		Gas:   L1InfoGas,
+		Data:  data,
 	}), nil
 }
 

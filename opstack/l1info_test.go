@@ -111,7 +111,7 @@ func TestDepositTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !tx.IsDepositTx() || tx.IsSystemTx() || tx.Gas() != L1InfoGas || *tx.To() != L1Block || tx.Mint() != nil || tx.Value().Sign() != 0 {
+	if !tx.IsDepositTx() || tx.IsSystemTx() || tx.Gas() != L1InfoGas || *tx.To() != L1Block || tx.Mint() == nil || tx.Mint().Sign() != 0 || tx.Value().Sign() != 0 {
 		t.Fatalf("deposit fields: %+v", tx)
 	}
 	from, err := types.Sender(types.LatestSigner(cfg), tx)
@@ -190,5 +190,63 @@ func TestDevL1Origins(t *testing.T) {
 	want := [][2]uint64{{50, 1}, {50, 2}, {50, 3}, {50, 4}, {50, 5}, {51, 0}, {51, 1}, {51, 2}, {51, 3}, {51, 4}, {51, 5}, {52, 0}, {52, 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("origins %v, want %v", got, want)
+	}
+}
+
+// TestDepositDecodesToItself: the deposit built here is the one decoding
+// its bytes gives (a zero mint, not none), so a block being built and the
+// same block read back from storage serve the same transaction.
+func TestDepositDecodesToItself(t *testing.T) {
+	at := func(v uint64) *uint64 { return &v }
+	cfg := &params.ChainConfig{
+		ChainID: big.NewInt(1), LondonBlock: big.NewInt(0), BedrockBlock: big.NewInt(0), Optimism: &params.OptimismConfig{EIP1559Elasticity: 6, EIP1559Denominator: 50},
+		RegolithTime: at(0), CanyonTime: at(0), EcotoneTime: at(0), FjordTime: at(0), GraniteTime: at(0), HoloceneTime: at(0), IsthmusTime: at(0),
+	}
+	tx, err := sampleInfo().Deposit(cfg, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := tx.MarshalBinary()
+	back := new(types.Transaction)
+	if err := back.UnmarshalBinary(raw); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := tx.MarshalJSON()
+	b, _ := back.MarshalJSON()
+	if string(a) != string(b) {
+		t.Fatalf("built %s\ndecoded %s", a, b)
+	}
+}
+
+// TestDevL1OriginNeverGoesBack: a longer L1 block time from one L2 block to
+// the next (a restart with another --l1.block-time) keeps the parent's
+// origin instead of going back to an older L1 block.
+func TestDevL1OriginNeverGoesBack(t *testing.T) {
+	short := &DevL1{GenesisTime: 0, BlockTime: 2}
+	long := &DevL1{GenesisTime: 0, BlockTime: 12}
+	parent := short.Next(nil, 1000) // origin 500
+	next := long.Next(parent, 1002) // 12 s blocks would give origin 83
+	if next.Number != parent.Number || next.Time != parent.Time || next.SequenceNumber != parent.SequenceNumber+1 {
+		t.Fatalf("origin %d/%d at %d after %d/%d", next.Number, next.SequenceNumber, next.Time, parent.Number, parent.SequenceNumber)
+	}
+	// Once time catches up, it moves on.
+	later := long.Next(next, 6012) // 6012/12 = 501
+	if later.Number != 501 || later.SequenceNumber != 0 {
+		t.Fatalf("origin %d/%d", later.Number, later.SequenceNumber)
+	}
+}
+
+// TestGenesisSystemConfig: the dev L2's source chain carries the OP stack's
+// standard scalars (in Ecotone's packed "scalar" word) and its batcher.
+func TestGenesisSystemConfig(t *testing.T) {
+	sc, err := GenesisSystemConfig("rehearsal-0-bn-0-rehearsal-0-bn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.BaseFeeScalar != 1368 || sc.BlobBaseFeeScalar != 810_949 || sc.Batcher != common.HexToAddress("0xD059234409A70327B48c03F7BbD5317a758E315B") {
+		t.Fatalf("%+v", sc)
+	}
+	if _, err := GenesisSystemConfig("no-such-chain"); err == nil {
+		t.Fatal("unknown chain accepted")
 	}
 }

@@ -106,9 +106,11 @@ func (s *Sequencer) queueDeposit(d Deposit) (common.Hash, error) {
 	if source == (common.Hash{}) {
 		source = opstack.UserDepositSourceHash(origin.Hash, s.depositLogIndex(origin.Number))
 	}
-	mint := d.Mint
-	if mint != nil && mint.Sign() == 0 {
-		mint = nil // a zero mint is encoded as none
+	// No mint is a zero mint, as decoding gives it back: the pending
+	// block reads as the stored one.
+	mint := new(big.Int)
+	if d.Mint != nil {
+		mint.Set(d.Mint)
 	}
 	value := new(big.Int)
 	if d.Value != nil {
