@@ -78,7 +78,10 @@ func (r *recorder) get(k snapKey) *pending.Snapshot {
 type checker struct {
 	name     string
 	compared atomic.Int64
-	withTxs  atomic.Int64
+	withTxs  atomic.Int64 // snapshots holding user transactions
+	// deposits compared in the flashblock that brought them: blocks'
+	// L1-attributes deposits and injected user deposits
+	l1Deposits, userDeposits atomic.Int64
 	// outage is set while the test keeps the follower's upstream down: a
 	// snapshot published before it but checked during it (the checker lags
 	// under load) cannot be read back where the follower has not cached it
@@ -128,8 +131,16 @@ func check(t *testing.T, name string, src *pending.Source, seq *recorder) *check
 			}
 			for i, r := range s.Receipts {
 				w := want.Receipts[i]
-				if r.Status != w.Status || r.CumulativeGasUsed != w.CumulativeGasUsed || len(r.Logs) != len(w.Logs) || r.TxHash != w.TxHash {
+				if r.Status != w.Status || r.CumulativeGasUsed != w.CumulativeGasUsed || len(r.Logs) != len(w.Logs) || r.TxHash != w.TxHash ||
+					!sameBig(r.L1Fee, w.L1Fee) || !sameBig(r.L1GasUsed, w.L1GasUsed) || !sameU64(r.DepositNonce, w.DepositNonce) {
 					c.fail(fmt.Errorf("%s: receipt %d differs", name, i))
+				}
+				if i >= len(s.Txs)-s.NewTxs && s.Txs[i].IsDepositTx() {
+					if i == 0 {
+						c.l1Deposits.Add(1)
+					} else {
+						c.userDeposits.Add(1)
+					}
 				}
 			}
 			if err := sameState(s.State, want.State); err != nil {
@@ -141,8 +152,11 @@ func check(t *testing.T, name string, src *pending.Source, seq *recorder) *check
 				continue
 			}
 			c.compared.Add(1)
-			if len(s.Txs) > 0 {
-				c.withTxs.Add(1)
+			for _, tx := range s.Txs {
+				if !tx.IsDepositTx() { // every OP-stack block holds a deposit
+					c.withTxs.Add(1)
+					break
+				}
 			}
 		}
 	}()
@@ -199,6 +213,13 @@ func traffic(t *testing.T, s *sender, stop <-chan struct{}) *sync.WaitGroup {
 				t.Errorf("send: %v", err)
 				return
 			}
+			if n%10 == 0 && s.deposits {
+				if err := s.deposit(n); err != nil {
+					t.Errorf("deposit: %v", err)
+					return
+				}
+				s.depositsSent.Add(1)
+			}
 		}
 	}()
 	return &wg
@@ -234,6 +255,7 @@ func TestFollowersMatchSequencer(t *testing.T) {
 	c2 := check(t, "follower2", src2, seq)
 
 	s := newSender(t, n.URL(), n.Chain.Config().ChainID, 6)
+	s.deposits = true
 	stop := make(chan struct{})
 	wg := traffic(t, s, stop)
 	defer func() {
@@ -316,8 +338,12 @@ func TestFollowersMatchSequencer(t *testing.T) {
 		st := f.Status()
 		t.Logf("%s: pending=%v latency=%v counters=%v", st.Feed, st.Pending, st.LatencyMs, st.Counters)
 	}
-	t.Logf("sequencer published %d snapshots; follower1 matched %d (%d with txs), follower2 matched %d (%d with txs)",
-		seq.n.Load(), c1.compared.Load(), c1.withTxs.Load(), c2.compared.Load(), c2.withTxs.Load())
+	t.Logf("sequencer published %d snapshots; follower1 matched %d (%d with txs), follower2 matched %d (%d with txs); deposits matched: follower1 %d L1-attributes and %d user, follower2 %d and %d (%d injected)",
+		seq.n.Load(), c1.compared.Load(), c1.withTxs.Load(), c2.compared.Load(), c2.withTxs.Load(),
+		c1.l1Deposits.Load(), c1.userDeposits.Load(), c2.l1Deposits.Load(), c2.userDeposits.Load(), s.depositsSent.Load())
+	if c2.l1Deposits.Load() == 0 || c2.userDeposits.Load() == 0 {
+		t.Errorf("follower2 matched %d L1-attributes and %d user deposits: the OP-stack paths were not exercised", c2.l1Deposits.Load(), c2.userDeposits.Load())
+	}
 	if st := f2.Status(); st.Counters["gap"] != 0 || st.Counters["invalid"] != 0 || st.Counters["exec_invalid_flashblocks"] != 0 {
 		t.Errorf("the unfaulted follower saw faults: %v", st.Counters)
 	}
@@ -327,6 +353,10 @@ func TestFollowersMatchSequencer(t *testing.T) {
 		t.Errorf("carry-over: %d of %d caught-up blocks", st.Counters["carried_over"], st.Counters["caught_up"])
 	}
 }
+
+func sameBig(a, b *big.Int) bool { return (a == nil) == (b == nil) && (a == nil || a.Cmp(b) == 0) }
+
+func sameU64(a, b *uint64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 var freshN atomic.Uint64
 

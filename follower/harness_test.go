@@ -22,9 +22,11 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/sequencer"
 )
@@ -44,12 +46,15 @@ var (
 	}
 )
 
-// sequencerNode starts an in-memory preconf dev node that sequences
-// (flashblocks every interval); it returns the node and its flashblocks
-// feed's websocket URL.
+// sequencerNode starts an in-memory preconf dev node that sequences the
+// OP-stack dev chain (flashblocks every interval); it returns the node and
+// its flashblocks feed's websocket URL.
 func sequencerNode(t *testing.T, blockTime, interval time.Duration) (*node.Node, string) {
 	t.Helper()
-	g := chain.DevGenesis()
+	g, err := chain.DevL2Genesis() // the default dev chain: OP-stack, deposits first
+	if err != nil {
+		t.Fatal(err)
+	}
 	g.Alloc[store] = types.Account{Code: storeCode, Balance: new(big.Int), Storage: map[common.Hash]common.Hash{{31: 1}: {31: 9}}}
 	n, err := node.New(node.Config{
 		Genesis: g, HTTPAddr: "127.0.0.1", BlockTime: blockTime,
@@ -244,6 +249,9 @@ type sender struct {
 	signer types.Signer
 	url    string
 	last   common.Hash // the last transaction sent
+	// deposits makes traffic inject a user deposit every tenth send.
+	deposits     bool
+	depositsSent atomic.Int64
 }
 
 func newSender(t *testing.T, url string, chainID *big.Int, keys int) *sender {
@@ -288,12 +296,32 @@ func (s *sender) send(i int, storeWrite bool, n uint64) error {
 	return nil
 }
 
-// watched are the accounts and slots compared between nodes.
+// deposit injects a user deposit (eth_sendTransaction with a mint) from
+// depositor n%4, minting and sending on to a transfer recipient.
+func (s *sender) deposit(n uint64) error {
+	to := common.BigToAddress(big.NewInt(int64(0x100000 + n%16)))
+	return rpcCall(s.url, nil, "eth_sendTransaction", map[string]any{
+		"from": depositor(n), "to": to, "gas": "0x7530", "value": hexutil.Big(*big.NewInt(int64(500 + n))), "mint": hexutil.Big(*big.NewInt(int64(1000 + n))),
+	})
+}
+
+// depositor is the sender of deposit n.
+func depositor(n uint64) common.Address { return common.Address{0xd0, 19: byte(n % 4)} }
+
+// watched are the accounts and slots compared between nodes: the senders,
+// recipients and depositors, the store contract, and on the OP-stack
+// chain the fee vaults (base, L1 data and operator fees, tips) and
+// L1Block's slots (written by every block's L1-attributes deposit).
 func watched() ([]common.Address, []common.Hash) {
 	addrs := append(chain.DevAccounts(), store, common.Address{})
 	for k := range 16 {
 		addrs = append(addrs, common.BigToAddress(big.NewInt(int64(0x100000+k))))
 	}
+	for k := range 4 {
+		addrs = append(addrs, depositor(uint64(k)))
+	}
+	addrs = append(addrs, params.OptimismBaseFeeRecipient, params.OptimismL1FeeRecipient, params.OptimismOperatorFeeRecipient,
+		opstack.SequencerFeeVault, opstack.L1Block, opstack.L1InfoDepositor, params.OptimismL2ToL1MessagePasser)
 	var slots []common.Hash
 	for k := range 8 {
 		slots = append(slots, common.BigToHash(big.NewInt(int64(k))))
@@ -301,6 +329,9 @@ func watched() ([]common.Address, []common.Hash) {
 	slots = append(slots, common.Hash{31: 1})
 	return addrs, slots
 }
+
+// l1BlockSlots are L1Block's storage slots the L1-attributes deposit writes.
+const l1BlockSlots = 9
 
 // sameState compares two pending states on the watched accounts and slots.
 func sameState(a, b *pending.State) error {
@@ -326,6 +357,16 @@ func sameState(a, b *pending.State) error {
 		y, _ := b.Storage(store, k)
 		if x != y {
 			return fmt.Errorf("slot %s: follower %s, sequencer %s", k, x, y)
+		}
+	}
+	for k := range l1BlockSlots {
+		slot := common.BigToHash(big.NewInt(int64(k)))
+		x, err := a.Storage(opstack.L1Block, slot)
+		if err != nil {
+			return fmt.Errorf("follower L1Block slot %d: %w", k, err)
+		}
+		if y, _ := b.Storage(opstack.L1Block, slot); x != y {
+			return fmt.Errorf("L1Block slot %d: follower %s, sequencer %s", k, x, y)
 		}
 	}
 	return nil

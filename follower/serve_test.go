@@ -83,7 +83,12 @@ func compareAll(urls []string, calls [][]any) error {
 		}
 		for _, u := range urls[1:] {
 			if got := rawResult(u, method, c[1:]...); got != want {
-				return fmt.Errorf("%s%v on %s:\n got %.300s\nwant %.300s", method, c[1:], u, got, want)
+				at := 0
+				for at < len(got) && at < len(want) && got[at] == want[at] {
+					at++
+				}
+				from := max(at-200, 0)
+				return fmt.Errorf("%s%v on %s, from byte %d:\n got %.400s\nwant %.400s", method, c[1:], u, from, got[from:], want[from:])
 			}
 		}
 	}
