@@ -70,10 +70,14 @@ func (a *API) pendingBlockHash(snap *pending.Snapshot) common.Hash {
 	return h
 }
 
-// suggestTip is go-ethereum's gas price oracle: the 60th percentile of the
+// suggestTip is go-ethereum's gas price oracle (op-geth's on OP-stack
+// chains: suggestOPTip): the 60th percentile of the
 // three cheapest effective tips (at least 2 wei, not paid by the block's
 // own fee recipient) of each of the last 20 blocks, capped at 500 gwei.
 func (a *API) suggestTip() *big.Int {
+	if a.op {
+		return a.suggestOPTip()
+	}
 	head := a.chain.Head()
 	hash := head.Hash()
 	c := &a.cache

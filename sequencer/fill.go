@@ -38,8 +38,13 @@ func txType(args *txArgs) (*uint64, error) {
 	return &v, nil
 }
 
-// DefaultTip is the priority fee eth_sendTransaction pays when none is given.
-var DefaultTip = big.NewInt(params.GWei)
+// DefaultTip is the priority fee eth_sendTransaction pays when none is
+// given; OPDefaultTip on OP-stack chains, op-geth's minimum suggestion there
+// (its eth_maxPriorityFeePerGas while blocks have room).
+var (
+	DefaultTip   = big.NewInt(params.GWei)
+	OPDefaultTip = big.NewInt(1_000_000)
+)
 
 // fillTx is the unsigned transaction the arguments describe, with what they
 // leave out filled in for the pending block: the sender's pool nonce (the
@@ -79,7 +84,11 @@ func (a *API) fillTx(ctx context.Context, args *txArgs) (*types.Transaction, err
 	} else if f.gas, err = a.estimate(ctx, args, st, data); err != nil {
 		return nil, err
 	}
-	inner, err := f.txData(args, typ, head.BaseFee, a.s.config.ChainID)
+	tip := DefaultTip
+	if a.s.op != nil {
+		tip = OPDefaultTip
+	}
+	inner, err := f.txData(args, typ, head.BaseFee, tip, a.s.config.ChainID)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +134,8 @@ type txFields struct {
 // txData chooses the transaction type (legacy or access list when a gas
 // price alone is given or the type asks for it, EIP-7702 with an
 // authorization list, EIP-1559 otherwise) and its fees: the tip defaults to
-// DefaultTip, the fee cap to twice the base fee plus the tip.
-func (f *txFields) txData(args *txArgs, typ *uint64, baseFee, chainID *big.Int) (types.TxData, error) {
+// defaultTip, the fee cap to twice the base fee plus the tip.
+func (f *txFields) txData(args *txArgs, typ *uint64, baseFee, defaultTip, chainID *big.Int) (types.TxData, error) {
 	var al types.AccessList
 	if args.AccessList != nil {
 		al = *args.AccessList
@@ -140,14 +149,14 @@ func (f *txFields) txData(args *txArgs, typ *uint64, baseFee, chainID *big.Int) 
 		if args.GasPrice != nil {
 			price = args.GasPrice.ToInt()
 		} else {
-			price = new(big.Int).Add(baseFee, DefaultTip)
+			price = new(big.Int).Add(baseFee, defaultTip)
 		}
 		if args.AccessList != nil || (typ != nil && *typ == types.AccessListTxType) {
 			return &types.AccessListTx{ChainID: chainID, Nonce: f.nonce, GasPrice: price, Gas: f.gas, To: args.To, Value: f.value, Data: f.data, AccessList: al}, nil
 		}
 		return &types.LegacyTx{Nonce: f.nonce, GasPrice: price, Gas: f.gas, To: args.To, Value: f.value, Data: f.data}, nil
 	}
-	tip := DefaultTip
+	tip := defaultTip
 	if args.MaxPriorityFeePerGas != nil {
 		tip = args.MaxPriorityFeePerGas.ToInt()
 	}
