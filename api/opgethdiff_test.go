@@ -10,6 +10,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/internal/tools"
@@ -23,7 +24,8 @@ import (
 // mint, nonce and depositReceiptVersion), receipt (l1Fee, l1GasPrice,
 // l1GasUsed, l1BaseFeeScalar, l1BlobBaseFee(Scalar), operator fee, deposit
 // nonce and version), raw encoding, state reads on the fee vaults and
-// L1Block, the GasPriceOracle's views, a gas estimate and the fee methods. The chain: chain.DevL2Genesis with blocks op-geth's
+// L1Block, the GasPriceOracle's views, a gas estimate and the fee methods.
+// The chain: chain.DevL2Genesis with blocks op-geth's
 // GenerateChain made (opstack/testchain: L1-attributes deposit first, user
 // deposits, one failing, user transactions paying the L1 and operator fees).
 //
@@ -52,7 +54,26 @@ func TestDiffAgainstOpGeth(t *testing.T) {
 	opURL := startGeth(t, bin, genesisFile, chainFile)
 	n := startFixtureNode(t, genesisFile, chainFile)
 
-	var reqs [][]byte
+	blocks := make(types.Blocks, len(tc.Blocks))
+	for i, b := range tc.Blocks {
+		blocks[i] = b.Block
+	}
+	reqs, deposits, userTxs := opRequests(t, blocks, []string{"0x0000000000000000000000000000000000a11ce0"})
+
+	same := diffAnswers(t, reqs, n.URL(), opURL, "op-geth")
+	t.Logf("%d of %d answers identical to op-geth's (%d blocks, %d deposits, %d user transactions)", same, len(reqs), len(tc.Blocks), deposits, userTxs)
+}
+
+// opRequests are the read requests the op-geth differential tests send, for
+// a chain of blocks (1…len(blocks)): every block (hashes and full
+// transactions), header, receipt list, transaction and receipt, raw
+// encoding, log query; balances and nonces of the fee vaults, the
+// L1-attributes depositor and accounts; L1Block's slots and a proof; the
+// GasPriceOracle's views (as wallets and viem's OP actions ask); a gas
+// estimate; the fee methods. It also counts the deposits and user
+// transactions.
+func opRequests(t *testing.T, blocks types.Blocks, accounts []string) (reqs [][]byte, deposits, userTxs int) {
+	t.Helper()
 	add := func(method string, params ...any) {
 		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 		if err != nil {
@@ -60,7 +81,7 @@ func TestDiffAgainstOpGeth(t *testing.T) {
 		}
 		reqs = append(reqs, b)
 	}
-	last := uint64(len(tc.Blocks))
+	last := uint64(len(blocks))
 	for i := uint64(0); i <= last+1; i++ {
 		num := fmt.Sprintf("0x%x", i)
 		add("eth_getBlockByNumber", num, false)
@@ -75,8 +96,7 @@ func TestDiffAgainstOpGeth(t *testing.T) {
 		add("debug_getRawBlock", num)
 		add("debug_getRawReceipts", num)
 	}
-	var deposits, userTxs int
-	for _, b := range tc.Blocks {
+	for _, b := range blocks {
 		add("eth_getBlockByHash", b.Hash(), true)
 		add("eth_getBlockReceipts", map[string]any{"blockHash": b.Hash(), "requireCanonical": true})
 		add("eth_getLogs", map[string]any{"blockHash": b.Hash()})
@@ -91,9 +111,9 @@ func TestDiffAgainstOpGeth(t *testing.T) {
 			}
 		}
 	}
-	for _, a := range []string{"0x4200000000000000000000000000000000000011", "0x4200000000000000000000000000000000000019",
+	for _, a := range append([]string{"0x4200000000000000000000000000000000000011", "0x4200000000000000000000000000000000000019",
 		"0x420000000000000000000000000000000000001a", "0x420000000000000000000000000000000000001b",
-		"0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001", "0x0000000000000000000000000000000000a11ce0"} {
+		"0xdeaddeaddeaddeaddeaddeaddeaddeaddead0001"}, accounts...) {
 		add("eth_getBalance", a, "latest")
 		add("eth_getTransactionCount", a, "latest")
 	}
@@ -121,7 +141,5 @@ func TestDiffAgainstOpGeth(t *testing.T) {
 		add(m)
 	}
 	add("eth_feeHistory", "0x4", "latest", []float64{10, 50, 90})
-
-	same := diffAnswers(t, reqs, n.URL(), opURL, "op-geth")
-	t.Logf("%d of %d answers identical to op-geth's (%d blocks, %d deposits, %d user transactions)", same, len(reqs), len(tc.Blocks), deposits, userTxs)
+	return reqs, deposits, userTxs
 }
