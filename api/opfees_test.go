@@ -11,9 +11,12 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rlp"
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/opstack"
+	"github.com/preconf/preconf/sequencer"
 )
 
 // TestOPTipSuggestion: on the OP-stack dev chain eth_maxPriorityFeePerGas
@@ -76,4 +79,139 @@ func TestOPTipSuggestion(t *testing.T) {
 	if want := new(big.Int).Add(big.NewInt(3_300_000_000), head.BaseFee); price.ToInt().Cmp(want) != 0 {
 		t.Fatalf("gas price %v, want %v", price.ToInt(), want)
 	}
+}
+
+// rpcState reads storage at a block tag over JSON-RPC, as op-geth's fee
+// functions read a StateDB.
+type rpcState struct {
+	t   *testing.T
+	url string
+	tag string
+}
+
+func (s rpcState) GetState(addr common.Address, slot common.Hash) common.Hash {
+	var v common.Hash
+	if err := json.Unmarshal(rpcCall(s.t, s.url, "eth_getStorageAt", addr, slot, s.tag), &v); err != nil {
+		s.t.Fatal(err)
+	}
+	return v
+}
+
+// TestOPFeesAtPending: on the OP-stack dev chain a user transaction's
+// pre-confirmed receipt shows the L1 fee op-geth's cost function gives for
+// it (on the pending block's L1Block values), the sender's pending balance
+// falls by exactly gas × price + value + l1Fee + operator fee, and
+// GasPriceOracle.getL1Fee at pending prices the unsigned transaction as on
+// Base (its compressed size plus 68 bytes for the signature).
+func TestOPFeesAtPending(t *testing.T) {
+	sc, err := chain.DevL2SystemConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.New(node.Config{BlockTime: 10 * time.Second, Sequencer: sequencer.Config{L1: &opstack.DevL1{
+		Batcher: sc.Batcher, BaseFeeScalar: sc.BaseFeeScalar, BlobBaseFeeScalar: sc.BlobBaseFeeScalar,
+		BaseFee: big.NewInt(4 * params.GWei), BlobBaseFee: big.NewInt(2), OperatorFeeScalar: 3_000_000, OperatorFeeConstant: 777}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Start(nil); err != nil {
+		t.Fatal(err)
+	}
+	url := n.URL()
+	cfg := n.Chain.Config()
+	key, _ := crypto.HexToECDSA(chain.DevKeys[3])
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	balance := func() *big.Int {
+		var v hexutil.Big
+		json.Unmarshal(rpcCall(t, url, "eth_getBalance", from, "pending"), &v)
+		return v.ToInt()
+	}
+	var head struct {
+		Number hexutil.Uint64 `json:"number"`
+		Time   hexutil.Uint64 `json:"timestamp"`
+	}
+	json.Unmarshal(rpcCall(t, url, "eth_getBlockByNumber", "pending", false), &head)
+	before := balance()
+	to := common.Address{0x7e}
+	// Incompressible calldata, so the L1 fee is priced above the minimum
+	// size and the estimate of the unsigned transaction differs from it.
+	var data []byte
+	for i := range 16 {
+		data = append(data, crypto.Keccak256([]byte{byte(i)})...)
+	}
+	inner := &types.DynamicFeeTx{ChainID: cfg.ChainID, Gas: 100_000, To: &to, Value: big.NewInt(12345),
+		GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(50 * params.GWei), Data: data}
+	tx := types.MustSignNewTx(key, types.LatestSignerForChainID(cfg.ChainID), inner)
+	raw, _ := tx.MarshalBinary()
+	rpcCall(t, url, "eth_sendRawTransaction", hexutil.Bytes(raw))
+	var r struct {
+		BlockNumber       hexutil.Uint64 `json:"blockNumber"`
+		GasUsed           hexutil.Uint64 `json:"gasUsed"`
+		EffectiveGasPrice *hexutil.Big   `json:"effectiveGasPrice"`
+		L1Fee             *hexutil.Big   `json:"l1Fee"`
+		OperatorScalar    hexutil.Uint64 `json:"operatorFeeScalar"`
+		OperatorConstant  hexutil.Uint64 `json:"operatorFeeConstant"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if raw := rpcCall(t, url, "eth_getTransactionReceipt", tx.Hash()); string(raw) != "null" {
+			json.Unmarshal(raw, &r)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("never pre-confirmed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var latest hexutil.Uint64
+	json.Unmarshal(rpcCall(t, url, "eth_blockNumber"), &latest)
+	if r.BlockNumber != head.Number || latest >= r.BlockNumber {
+		t.Fatalf("receipt in block %d, pending was %d, latest %d: not checked before the seal", r.BlockNumber, head.Number, latest)
+	}
+	pending := rpcState{t, url, "pending"}
+	l1 := types.NewL1CostFunc(cfg, pending)(tx.RollupCostData(), uint64(head.Time))
+	operator := types.NewOperatorCostFunc(cfg, pending)(uint64(r.GasUsed), uint64(head.Time)).ToBig()
+	if l1 == nil || l1.Sign() == 0 || r.L1Fee == nil || r.L1Fee.ToInt().Cmp(l1) != 0 {
+		t.Fatalf("pre-confirmed l1Fee %v, op-geth's cost function %v", r.L1Fee, l1)
+	}
+	if r.OperatorScalar != 3_000_000 || r.OperatorConstant != 777 || operator.Int64() != int64(r.GasUsed)*3+777 {
+		t.Fatalf("operator fee %v (scalar %d, constant %d)", operator, r.OperatorScalar, r.OperatorConstant)
+	}
+	want := new(big.Int).Mul(big.NewInt(int64(r.GasUsed)), r.EffectiveGasPrice.ToInt())
+	want.Add(want, tx.Value())
+	want.Add(want, l1)
+	want.Add(want, operator)
+	if got := new(big.Int).Sub(before, balance()); got.Cmp(want) != 0 {
+		t.Fatalf("balance fell by %v, want gas × price + value + l1Fee + operator fee = %v", got, want)
+	}
+
+	// GasPriceOracle.getL1Fee(unsigned transaction) at pending.
+	unsigned, _ := rlp.EncodeToBytes([]any{inner.ChainID, inner.Nonce, inner.GasTipCap, inner.GasFeeCap, inner.Gas, inner.To, inner.Value, inner.Data, types.AccessList{}})
+	unsigned = append([]byte{types.DynamicFeeTxType}, unsigned...)
+	sel := crypto.Keccak256([]byte("getL1Fee(bytes)"))[:4]
+	input := append(sel, common.BigToHash(big.NewInt(32)).Bytes()...)
+	input = append(input, common.BigToHash(big.NewInt(int64(len(unsigned)))).Bytes()...)
+	input = append(input, common.RightPadBytes(unsigned, (len(unsigned)+31)/32*32)...)
+	var est hexutil.Bytes
+	json.Unmarshal(rpcCall(t, url, "eth_call", map[string]any{"to": opstack.GasPriceOracle, "input": hexutil.Bytes(input)}, "pending"), &est)
+	got := new(big.Int).SetBytes(est)
+	var dep struct {
+		Input hexutil.Bytes `json:"input"`
+	}
+	json.Unmarshal(rpcCall(t, url, "eth_getTransactionByBlockNumberAndIndex", "pending", "0x0"), &dep)
+	info, _, err := opstack.ParseL1Info(dep.Input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fjord, _ := types.NewL1CostFuncFjord(info.BaseFee, info.BlobBaseFee, big.NewInt(int64(info.BaseFeeScalar)), big.NewInt(int64(info.BlobBaseFeeScalar)))(
+		types.RollupCostData{FastLzSize: uint64(types.FlzCompressLen(unsigned)) + 68})
+	if got.Sign() == 0 || got.Cmp(fjord) != 0 {
+		t.Fatalf("getL1Fee at pending %v, Fjord's cost of the unsigned transaction plus 68 bytes %v", got, fjord)
+	}
+	diff := new(big.Int).Abs(new(big.Int).Sub(got, l1))
+	if diff.Mul(diff, big.NewInt(50)).Cmp(l1) > 0 {
+		t.Errorf("getL1Fee's estimate %v is more than 2%% off the fee charged %v", got, l1)
+	}
+	t.Logf("l1Fee %v (getL1Fee estimate %v), operator fee %v, gas %d × %v", l1, got, operator, r.GasUsed, r.EffectiveGasPrice.ToInt())
 }
