@@ -122,6 +122,9 @@ type simulator struct {
 	// queueTouched: the withdrawal / consolidation queue contract may differ
 	// from the prestate (entered by a call, overridden, or written).
 	queueTouched [2]bool
+	// passerTouched: the L2ToL1MessagePasser's storage may differ from the
+	// prestate (OP-stack withdrawals root, see withdrawalsRoot).
+	passerTouched bool
 	// tracer, hooked and warm wrap base.State for execution; made for the
 	// first block and reused by the next ones of the request.
 	tracer *logTracer
@@ -433,6 +436,9 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	} else {
 		s.e.chain.Engine().Finalize(chain, header, db, body)
 		header.Root = common.Hash{}
+		if cfg.IsOptimismIsthmus(header.Time) {
+			header.WithdrawalsHash = s.withdrawalsRoot(db)
+		}
 		lh := listHashers.Get().(*listHasher)
 		res.Block = types.NewBlock(header, body, receipts, lh, cfg)
 		listHashers.Put(lh)

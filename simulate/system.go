@@ -186,13 +186,34 @@ func (q requestQueue) dequeueNone(db *state.StateDB, v queueSlots) (wrote bool) 
 	return wrote
 }
 
-// touch marks the queues a call frame enters (only their own code can
-// change their storage) or state overrides name as touched.
+// touch marks the queues and the OP-stack message passer a call frame
+// enters (only their own code can change their storage) or state overrides
+// name as touched.
 func (s *simulator) touch(addr common.Address) {
 	switch addr {
 	case params.WithdrawalQueueAddress:
 		s.queueTouched[0] = true
 	case params.ConsolidationQueueAddress:
 		s.queueTouched[1] = true
+	case params.OptimismL2ToL1MessagePasser:
+		s.passerTouched = true
 	}
+}
+
+// withdrawalsRoot is a simulated OP-stack block's withdrawals root from
+// Isthmus on, the L2ToL1MessagePasser's storage root, when state roots are
+// not computed: the prestate's while no call has entered the passer (at
+// pending the pending block's own, which covers its pre-confirmed
+// withdrawals), zero once one has (a storage root, not hashed in this mode,
+// as the state root).
+func (s *simulator) withdrawalsRoot(db *state.StateDB) *common.Hash {
+	var root common.Hash
+	switch {
+	case s.passerTouched:
+	case s.base.Pending != nil && s.base.Pending.WithdrawalsHash != nil:
+		root = *s.base.Pending.WithdrawalsHash
+	default:
+		root = db.GetStorageRoot(params.OptimismL2ToL1MessagePasser)
+	}
+	return &root
 }
