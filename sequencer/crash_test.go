@@ -141,8 +141,9 @@ type ackedTx struct {
 // whose pre-confirmation was acknowledged (eth_sendRawTransactionSync
 // returned a receipt) must afterwards be in the chain at exactly the block
 // and index the receipt promised; every transaction only admitted
-// (eth_sendRawTransaction returned its hash) must be in the chain; and every
-// block seen sealed must keep its hash.
+// (eth_sendRawTransaction returned its hash) must be in the chain, and so
+// must every user deposit injected (eth_sendTransaction with a mint); and
+// every block seen sealed must keep its hash.
 func TestCrashRecovery(t *testing.T) {
 	crashRecovery(t, func(int) []string { return []string{"--block-time", "1s", "--flashblock-interval", "100ms"} }, false)
 }
@@ -234,9 +235,10 @@ func crashRecovery(t *testing.T, args func(start int) []string, manual bool) {
 	}
 	signer := types.LatestSignerForChainID(big.NewInt(chain.DevChainID))
 	var (
-		mu     sync.Mutex
-		acked  []ackedTx
-		sealed = map[uint64]common.Hash{}
+		mu       sync.Mutex
+		acked    []ackedTx
+		deposits []common.Hash
+		sealed   = map[uint64]common.Hash{}
 	)
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	const kills = 5
@@ -308,6 +310,27 @@ func crashRecovery(t *testing.T, args func(start int) []string, manual bool) {
 				})
 			}(rng.Int63())
 		}
+		// User deposits injected meanwhile (the default dev chain is an
+		// OP-stack one): each acknowledged one must survive too.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; ctx.Err() == nil; k++ {
+				from := common.Address{0xde, byte(round), byte(k >> 8), byte(k)}
+				res, err := n.call("eth_sendTransaction", map[string]any{"from": from, "to": from, "mint": "0x64", "value": "0x1", "gas": "0x5208"})
+				if err != nil {
+					return // the node died mid-call: not acknowledged
+				}
+				var h common.Hash
+				if json.Unmarshal(res, &h) != nil {
+					return
+				}
+				mu.Lock()
+				deposits = append(deposits, h)
+				mu.Unlock()
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
 		// Note sealed blocks while streaming.
 		stopAt := time.Now().Add(time.Duration(300+rng.Intn(1700)) * time.Millisecond)
 		for time.Now().Before(stopAt) {
@@ -360,6 +383,47 @@ func crashRecovery(t *testing.T, args func(start int) []string, manual bool) {
 			}
 		}
 	}
+	// Acknowledged deposits: in the chain, once (the last ones queued for
+	// the next block: under manual mining, the one a mine opens).
+	for _, h := range deposits {
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			res, err := n.call("eth_getTransactionReceipt", h)
+			if err == nil && string(res) != "null" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("acknowledged deposit %v lost after crashes (%v)", h, err)
+				break
+			}
+			if manual {
+				n.call("evm_mine")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// ... and each in exactly one block.
+	seen := map[common.Hash]int{}
+	res, _ := n.call("eth_blockNumber")
+	var head hexutil.Uint64
+	json.Unmarshal(res, &head)
+	for num := uint64(1); num <= uint64(head); num++ {
+		res, err := n.call("eth_getBlockByNumber", hexutil.Uint64(num), false)
+		var b struct {
+			Transactions []common.Hash `json:"transactions"`
+		}
+		if err != nil || json.Unmarshal(res, &b) != nil {
+			t.Fatalf("block %d: %v", num, err)
+		}
+		for _, h := range b.Transactions {
+			seen[h]++
+		}
+	}
+	for _, h := range deposits {
+		if seen[h] > 1 {
+			t.Errorf("deposit %v included %d times", h, seen[h])
+		}
+	}
 	for num, hash := range sealed {
 		res, err := n.call("eth_getBlockByNumber", hexutil.Uint64(num), false)
 		var b struct {
@@ -369,10 +433,10 @@ func crashRecovery(t *testing.T, args func(start int) []string, manual bool) {
 			t.Errorf("sealed block %d was %v, now %v (%v)", num, hash, b.Hash, err)
 		}
 	}
-	if syncCount < 10 || len(acked) == syncCount {
-		t.Fatalf("too little traffic to judge: %d acknowledged, %d pre-confirmations", len(acked), syncCount)
+	if syncCount < 10 || len(acked) == syncCount || len(deposits) < 10 {
+		t.Fatalf("too little traffic to judge: %d acknowledged, %d pre-confirmations, %d deposits", len(acked), syncCount, len(deposits))
 	}
-	t.Logf("%d kills: %d pre-confirmations and %d pool admissions acknowledged, all present; %d sealed blocks kept their hashes", kills, syncCount, len(acked)-syncCount, len(sealed))
+	t.Logf("%d kills: %d pre-confirmations, %d pool admissions and %d deposits acknowledged, all present; %d sealed blocks kept their hashes", kills, syncCount, len(acked)-syncCount, len(deposits), len(sealed))
 }
 
 // mineAtRandom seals blocks by evm_mine and anvil_mine (one to three
