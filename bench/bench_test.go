@@ -245,3 +245,16 @@ func TestReportMarkdown(t *testing.T) {
 		t.Fatalf("latest.json: %v", err)
 	}
 }
+
+// TestPreconfBaseFlag: -preconf-base DIR adds node preconf-base right after
+// preconf (so the ratios include preconf/preconf-base); naming that node
+// without the flag is an error.
+func TestPreconfBaseFlag(t *testing.T) {
+	o, err := parseFlags([]string{"-nodes", "preconf,anvil", "-preconf-base", "/tmp/main"}, io.Discard)
+	if err != nil || strings.Join(o.Nodes, ",") != "preconf,preconf-base,anvil" || o.BaseRepo != "/tmp/main" {
+		t.Fatalf("nodes %v base %q: %v", o.Nodes, o.BaseRepo, err)
+	}
+	if _, err := parseFlags([]string{"-nodes", "preconf,preconf-base"}, io.Discard); err == nil {
+		t.Fatal("preconf-base without -preconf-base accepted")
+	}
+}

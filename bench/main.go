@@ -47,6 +47,8 @@ type options struct {
 	Sequencer   bool          `json:"preconf_sequencer"`
 	Keep        bool          `json:"-"`
 	Install     []string      `json:"-"`
+	// BaseRepo is the checkout preconf-base is built from.
+	BaseRepo string `json:"preconf_base,omitempty"`
 }
 
 func main() {
@@ -69,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.NoInstall, "no-install", false, "do not install missing peers (report them missing)")
 	fs.BoolVar(&o.Profile, "profile", false, "collect a CPU profile of preconf during each workload of the last round (into -out)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the scratch dir (node logs and data) after the run")
+	fs.StringVar(&o.BaseRepo, "preconf-base", "", "also run preconf built from this checkout (e.g. a `git worktree` of main) as node preconf-base, so preconf/preconf-base is a before/after ratio from one run")
 	fs.BoolVar(&o.Sequencer, "preconf-sequencer", false, "run preconf with its sequencer (2 s blocks, 200 ms flashblocks) instead of --no-sequencer, so pending reads are served from live pending snapshots")
 	addLatencyFlags(fs)   // -preconf-latency and its options (preconf_latency.go)
 	addFollowFlags(fs)    // -follow and its options (follow.go)
@@ -91,7 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if *install != "" {
 		for _, n := range strings.Split(*install, ",") {
-			if n = strings.TrimSpace(n); n != "op-geth" && (n == "preconf" || nodeKinds[n].install == nil) {
+			if n = strings.TrimSpace(n); n != "op-geth" && (n == "preconf" || n == "preconf-base" || nodeKinds[n].install == nil) {
 				return o, fmt.Errorf("-install: unknown peer %q (anvil, geth, op-geth)", n)
 			}
 			o.Install = append(o.Install, n)
@@ -101,7 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	for _, n := range strings.Split(*nodes, ",") {
 		n = strings.TrimSpace(n)
 		if _, ok := nodeKinds[n]; !ok {
-			return o, fmt.Errorf("unknown node %q (preconf, anvil, geth)", n)
+			return o, fmt.Errorf("unknown node %q (preconf, preconf-base, anvil, geth)", n)
 		}
 		if !slices.Contains(o.Nodes, n) {
 			o.Nodes = append(o.Nodes, n)
@@ -109,6 +112,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if len(o.Nodes) == 0 || o.Nodes[0] != "preconf" {
 		return o, errors.New("-nodes must start with preconf (the ratios are preconf/peer)")
+	}
+	if o.BaseRepo != "" {
+		if abs, err := filepath.Abs(o.BaseRepo); err == nil {
+			o.BaseRepo = abs
+		}
+		if !slices.Contains(o.Nodes, "preconf-base") {
+			o.Nodes = slices.Insert(o.Nodes, 1, "preconf-base")
+		}
+	} else if slices.Contains(o.Nodes, "preconf-base") {
+		return o, errors.New("node preconf-base needs -preconf-base DIR")
 	}
 	if *wls != "" {
 		o.Workloads = strings.Split(*wls, ",")
@@ -234,7 +247,7 @@ func benchmark(o options, log io.Writer) (*report, error) {
 		defer os.RemoveAll(work)
 	}
 	e := &env{repo: repo, cache: o.Cache, work: work, genesis: filepath.Join(work, "genesis.json"),
-		install: !o.NoInstall, pprof: o.Profile, sequencer: o.Sequencer, log: log}
+		install: !o.NoInstall, pprof: o.Profile, sequencer: o.Sequencer, baseRepo: o.BaseRepo, log: log}
 	headMoves = o.Sequencer
 	if err := writeGenesis(e.genesis); err != nil {
 		return nil, err

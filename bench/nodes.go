@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -27,6 +28,7 @@ const (
 	portGethAuth = 48548
 	portGethP2P  = 48549
 	portPprof    = 48550
+	portBase     = 48551 // preconf-base
 )
 
 // nodeKind knows how to install and start one node.
@@ -56,35 +58,55 @@ type env struct {
 	// sequencer runs preconf with its default block production (2 s
 	// blocks, 200 ms flashblocks): pending reads then hit live snapshots.
 	sequencer bool
-	log       io.Writer
+	// baseRepo is the checkout preconf-base is built from (-preconf-base).
+	baseRepo string
+	log      io.Writer
+}
+
+// buildPreconf builds cmd/preconf of the checkout at repo into bin.
+func buildPreconf(e *env, repo, bin string) (string, error) {
+	fmt.Fprintf(e.log, "building %s (go build -o %s ./cmd/preconf in %s)\n", filepath.Base(bin), bin, repo)
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/preconf in %s: %v\n%s", repo, err, out)
+	}
+	return bin, nil
+}
+
+// preconfArgs are a preconf node's command line on port.
+func preconfArgs(e *env, dir string, port int, pprof bool) []string {
+	a := []string{"--datadir", dir, "--genesis", e.genesis,
+		"--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(port), "--log.level", "warn"}
+	if !e.sequencer {
+		// No blocks, no pending snapshot: "pending" reads resolve
+		// to the genesis state, as on the peers.
+		a = append(a, "--no-sequencer")
+	}
+	if pprof {
+		a = append(a, "--pprof", "--pprof.addr", fmt.Sprintf("127.0.0.1:%d", portPprof))
+	}
+	return a
 }
 
 var nodeKinds = map[string]nodeKind{
 	"preconf": {
 		Name: "preconf", Port: portPreconf,
+		install: func(e *env) (string, error) { return buildPreconf(e, e.repo, filepath.Join(e.work, "preconf")) },
+		args:    func(e *env, dir string) []string { return preconfArgs(e, dir, portPreconf, e.pprof) },
+	},
+	// preconf-base is preconf built from another checkout (-preconf-base),
+	// e.g. main before a change: the ratio preconf/preconf-base is then a
+	// before/after comparison measured in one run.
+	"preconf-base": {
+		Name: "preconf-base", Port: portBase,
 		install: func(e *env) (string, error) {
-			bin := filepath.Join(e.work, "preconf")
-			fmt.Fprintf(e.log, "building preconf (go build -o %s ./cmd/preconf)\n", bin)
-			cmd := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
-			cmd.Dir = e.repo
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return "", fmt.Errorf("go build ./cmd/preconf: %v\n%s", err, out)
+			if e.baseRepo == "" {
+				return "", errors.New("preconf-base needs -preconf-base DIR (the checkout to build it from)")
 			}
-			return bin, nil
+			return buildPreconf(e, e.baseRepo, filepath.Join(e.work, "preconf-base"))
 		},
-		args: func(e *env, dir string) []string {
-			a := []string{"--datadir", dir, "--genesis", e.genesis,
-				"--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(portPreconf), "--log.level", "warn"}
-			if !e.sequencer {
-				// No blocks, no pending snapshot: "pending" reads resolve
-				// to the genesis state, as on the peers.
-				a = append(a, "--no-sequencer")
-			}
-			if e.pprof {
-				a = append(a, "--pprof", "--pprof.addr", fmt.Sprintf("127.0.0.1:%d", portPprof))
-			}
-			return a
-		},
+		args: func(e *env, dir string) []string { return preconfArgs(e, dir, portBase, false) },
 	},
 	"anvil": {
 		Name: "anvil", Port: portAnvil,
