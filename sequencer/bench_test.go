@@ -43,10 +43,17 @@ type benchNode struct {
 
 // startBenchNode runs a node with the default 200 ms / 2 s timing on a dev
 // genesis with a 300M gas limit (room for >2,000 transfers/s) and `senders`
-// extra funded accounts.
+// extra funded accounts: the plain-Ethereum dev chain, or with
+// PRECONF_BENCH_CHAIN=op the OP-stack one (L1-attributes deposits, L1 fees).
 func startBenchNode(b *testing.B, senders int) *benchNode {
 	b.Helper()
 	g := chain.DevGenesis()
+	if os.Getenv("PRECONF_BENCH_CHAIN") == "op" {
+		var err error
+		if g, err = chain.DevL2Genesis(); err != nil {
+			b.Fatal(err)
+		}
+	}
 	g.GasLimit = 300_000_000
 	bn := &benchNode{}
 	for i := 0; i < senders; i++ {
