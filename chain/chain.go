@@ -94,7 +94,7 @@ func open(db ethdb.Database, genesis *core.Genesis, logger *slog.Logger) (*Chain
 		return nil, fmt.Errorf("%w: this datadir holds the plain-Ethereum dev chain, the default before the OP-stack dev chain: start with --l1 to use it, or use another --datadir", ErrGenesisMismatch)
 	case genesis != nil && stored != (common.Hash{}):
 		if want := genesis.ToBlock().Hash(); want != stored {
-			if l2, err := DevL2Genesis(); err == nil && l2.ToBlock().Hash() == stored {
+			if l2, err := DevL2GenesisHash(); err == nil && l2 == stored {
 				return nil, fmt.Errorf("%w: this datadir holds the OP-stack dev chain (the default): start without --l1 or --genesis, or use another --datadir", ErrGenesisMismatch)
 			}
 			return nil, fmt.Errorf("%w: stored genesis %s, the requested chain's is %s (use another --datadir)", ErrGenesisMismatch, stored, want)

@@ -87,3 +87,15 @@ func DevL2Genesis() (*core.Genesis, error) {
 func DevL2SystemConfig() (opstack.SystemConfig, error) {
 	return opstack.GenesisSystemConfig(DevL2Source)
 }
+
+// devL2Hash is DevL2Genesis's block hash, computed once.
+var devL2Hash = sync.OnceValues(func() (common.Hash, error) {
+	g, err := DevL2Genesis()
+	if err != nil {
+		return common.Hash{}, err
+	}
+	return g.ToBlock().Hash(), nil
+})
+
+// DevL2GenesisHash is the hash of the OP-stack dev chain's genesis block.
+func DevL2GenesisHash() (common.Hash, error) { return devL2Hash() }

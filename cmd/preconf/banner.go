@@ -13,16 +13,25 @@ import (
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/sequencer"
 )
 
-// isDevChain reports whether n runs the built-in dev chain: no --genesis,
-// and a datadir holding the dev genesis (not one created with --genesis
-// earlier). Only then are the dev keys worth printing.
-func isDevChain(cfg node.Config, n *node.Node) bool {
-	if n.Fork != nil {
-		return true // a fork funds the dev accounts (node.Config.Fork)
+// isDevChain reports whether n runs a built-in dev chain, the accounts of
+// which are worth printing: a fork (it funds the dev accounts,
+// node.Config.Fork), the OP-stack dev chain (no --genesis, and a datadir
+// holding its genesis, not one created with --genesis earlier) or with --l1
+// the plain-Ethereum one.
+func isDevChain(genesisFlag string, l1 bool, n *node.Node) bool {
+	switch {
+	case n.Fork != nil:
+		return true
+	case genesisFlag != "":
+		return false
+	case l1:
+		return true // chain.Open refused any other genesis
 	}
-	return cfg.Genesis == nil && n.Chain.Genesis().Hash() == chain.DevGenesis().ToBlock().Hash()
+	h, err := chain.DevL2GenesisHash()
+	return err == nil && n.Chain.Genesis().Hash() == h
 }
 
 // below is what the banner reads of the node's chain, local or forked.
@@ -74,8 +83,24 @@ func devBanner(w io.Writer, cfg node.Config, n *node.Node) error {
 	}
 	section("Wallet")
 	fmt.Fprintf(&b, "Mnemonic:          %s\nDerivation path:   %s\n", chain.DevMnemonic, chain.DevDerivationPath)
-	section("Chain ID")
-	fmt.Fprintf(&b, "%d\n", c.Config().ChainID)
+	section("Chain")
+	fmt.Fprintf(&b, "Chain ID:          %d\n", c.Config().ChainID)
+	switch op := c.Config().Optimism != nil; {
+	case n.Fork != nil && op:
+		fmt.Fprintf(&b, "Kind:              a fork of an OP-stack chain, by its rules; local blocks carry no L1-attributes deposit (L1 fees from the fork block's L1Block values)\n")
+	case n.Fork != nil:
+	case op:
+		l1 := cfg.Sequencer.L1BlockTime
+		if l1 == 0 {
+			l1 = sequencer.DefaultL1BlockTime
+		}
+		fmt.Fprintf(&b, "Kind:              OP-stack L2 shaped like Base (forks through Isthmus; --l1 for plain Ethereum)\n"+
+			"L1:                simulated, a block every %v; every L2 block opens with its L1-attributes deposit\n"+
+			"Fees:              base fee and tip, plus the L1 data fee (receipts' l1Fee; GasPriceOracle at 0x4200…000F)\n"+
+			"Deposits:          eth_sendTransaction {from, to, value, gas, mint} (anvil --optimism's fields)\n", l1)
+	default:
+		fmt.Fprintf(&b, "Kind:              plain Ethereum (--l1), every fork through Osaka\n")
+	}
 	section("Blocks")
 	fmt.Fprintf(&b, "Head:              block %d\nGas limit:         %d\n", head.Number, head.GasLimit)
 	if cfg.BlockTime > 0 {

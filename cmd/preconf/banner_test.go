@@ -23,7 +23,9 @@ func TestDevBanner(t *testing.T) {
 		"(0) 0x" + chain.DevKeys[0],
 		"(9) 0x" + chain.DevKeys[9],
 		"Mnemonic:          " + chain.DevMnemonic,
-		"Chain ID\n==================\n\n1337\n",
+		"Chain ID:          1337\n",
+		"Kind:              OP-stack L2 shaped like Base",
+		"L1:                simulated, a block every 12s",
 		"a flashblock every 200ms",
 		"a block every 2s",
 		"JSON-RPC:          " + p.url,
@@ -32,6 +34,21 @@ func TestDevBanner(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("banner lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// With --l1 the banner names the plain-Ethereum dev chain.
+func TestDevBannerL1(t *testing.T) {
+	p := start(t, "--datadir", t.TempDir(), "--block-time", "0", "--l1")
+	p.stop(t)
+	out := p.out.String()
+	for _, want := range []string{"(0) 0x" + chain.DevKeys[0], "Kind:              plain Ethereum (--l1)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("banner lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "OP-stack") {
+		t.Errorf("the l1 banner speaks of the OP stack:\n%s", out)
 	}
 }
 

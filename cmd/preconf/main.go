@@ -172,7 +172,7 @@ func runNode(c *cli.Context) error {
 		n.Close()
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
 	}
-	if isDevChain(cfg, n) {
+	if isDevChain(c.String("genesis"), c.Bool("l1"), n) {
 		if err := devBanner(os.Stdout, cfg, n); err != nil {
 			logger.Warn("start-up banner", "err", err)
 		}
