@@ -180,14 +180,16 @@ func (s *Sequencer) flashblock() error { return s.build(true, true) }
 func (s *Sequencer) firstFlashblock() error { return s.build(!s.cfg.Manual, true) }
 
 // preconfirm is manual mining's flashblock: it pre-confirms what the pool
-// has ready, in a block re-opened at the current time when it has no
-// transaction yet, and publishes nothing when nothing was ready.
+// has ready (and the deposits injected since), in a block re-opened at the
+// current time when it has no transaction yet, and publishes nothing when
+// nothing was ready.
 func (s *Sequencer) preconfirm() error {
-	if s.pool.Len() == 0 {
+	deposits := s.depositsQueued()
+	if s.pool.Len() == 0 && !deposits {
 		return nil
 	}
-	if len(s.blk.txs) == 0 {
-		if len(s.pool.Candidates(s.blk.statedb.GetNonce)) == 0 {
+	if s.blk.empty() {
+		if !deposits && len(s.pool.Candidates(s.blk.statedb.GetNonce)) == 0 {
 			return nil // only queued (gapped) transactions
 		}
 		if err := s.freshen(); err != nil {
@@ -294,8 +296,10 @@ func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
 	snap := b.statedb.Snapshot()
 	gp := b.gp.Snapshot()
 	receipt, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
-	if err == nil && s.op != nil && idx > 0 {
-		// The L1 fee fields op-geth serves with the sealed block's receipt.
+	if err == nil && s.op != nil && idx > 0 && b.origin() != nil {
+		// The L1 fee fields op-geth serves with the sealed block's receipt
+		// (a block testing_buildBlockV1 builds may lack the L1-attributes
+		// deposit they derive from).
 		err = opstack.DeriveReceipt(s.config, b.header, b.txs[0], tx, receipt)
 	}
 	var raw []byte

@@ -66,7 +66,7 @@ func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error)
 		if *ts <= b.parent.Time {
 			return &rpc.InvalidParamsError{Msg: fmt.Sprintf("timestamp %d is not after the latest block's (%d, block %d)", *ts, b.parent.Time, b.parent.Number)}, nil
 		}
-		if len(b.txs) > 0 && *ts != b.header.Time {
+		if !b.empty() && *ts != b.header.Time {
 			return &rpc.ServerError{Msg: fmt.Sprintf("the pending block %d already pre-confirmed %d transactions executed at timestamp %d; a timestamp can be chosen only for a block without pre-confirmed transactions (start with --flashblock-interval 0 to keep transactions unexecuted until mined)", b.header.Number, len(b.txs), b.header.Time)}, nil
 		}
 		s.clock.exact = *ts
@@ -75,8 +75,16 @@ func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error)
 	if err := s.freshen(); err != nil {
 		return nil, err
 	}
+	opened := s.blk.index == 0
 	if err := s.flashblock(); err != nil {
 		return nil, err
+	}
+	if opened && s.op != nil {
+		// That was the OP-stack block's flashblock 0, its deposits alone:
+		// the pool's transactions follow in flashblock 1.
+		if err := s.flashblock(); err != nil {
+			return nil, err
+		}
 	}
 	return nil, s.rollover()
 }
@@ -85,10 +93,13 @@ func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error)
 // transaction yet, so that a block sealed on demand carries the time of its
 // first transaction or of the mine, not the previous seal's. Its flashblocks
 // so far were empty: the next one is index 0 again, with the new
-// environment, and no answer changes but the pending header's.
+// environment, and no answer changes but the pending header's. On an
+// OP-stack chain an empty block holds its L1-attributes deposit (then the
+// new time's), and it is also re-opened to take the deposits injected since
+// it opened, so that they land in the block being mined.
 func (s *Sequencer) freshen() error {
 	b := s.blk
-	if len(b.txs) > 0 || s.clock.blockTime(b.parent) == b.header.Time {
+	if !b.empty() || (s.clock.blockTime(b.parent) == b.header.Time && !s.depositsQueued()) {
 		return nil
 	}
 	return s.openNext(nil)

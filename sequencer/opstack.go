@@ -104,6 +104,16 @@ func (b *openBlock) origin() *opstack.L1Info {
 	return b.l1
 }
 
+// empty reports whether b holds no transaction but, on an OP-stack chain,
+// its L1-attributes deposit: manual mining re-opens such a block at a later
+// time (freshen), whose deposit is then that time's.
+func (b *openBlock) empty() bool {
+	return len(b.txs) == 0 || (len(b.txs) == 1 && b.origin() != nil)
+}
+
+// depositsQueued reports whether user deposits wait for the next block.
+func (s *Sequencer) depositsQueued() bool { return s.op != nil && len(s.op.queue) > 0 }
+
 // parentOrigin is the L1 origin of parent (nil for the genesis block or a
 // block without L1-attributes deposit).
 func (s *Sequencer) parentOrigin(parent *types.Header) *opstack.L1Info {

@@ -333,3 +333,61 @@ func TestDepositSurvivesRestart(t *testing.T) {
 		t.Errorf("recipient %d, want 7", st.GetBalance(to).Uint64())
 	}
 }
+
+// TestOPStackManualMining: manual mining on the OP-stack dev chain. A block
+// holding only its L1-attributes deposit counts as empty: it is re-opened
+// at the time of its first transaction (pre-confirmed with flashblocks) or
+// of the mine, with that time's L1-attributes deposit, and its timestamp can
+// be chosen; a deposit injected meanwhile lands in the mined block; every
+// mined block re-imports into op-geth.
+func TestOPStackManualMining(t *testing.T) {
+	for _, interval := range []time.Duration{0, testInterval} {
+		t.Run(interval.String(), func(t *testing.T) {
+			h := newManualHarnessOn(t, "", interval, nil)
+			defer h.stop()
+			ctx := context.Background()
+			head := h.chain.Head()
+			opened := h.src.Current().Header.Time
+			time.Sleep(1100 * time.Millisecond) // the open block grows a second older
+			// A chosen timestamp: the block holds only its deposit.
+			ts := uint64(time.Now().Unix()) + 1000
+			if err := h.seq.Mine(ctx, MineOptions{Blocks: 1, Timestamp: &ts}); err != nil {
+				t.Fatalf("mine with a timestamp: %v", err)
+			}
+			b1 := h.chain.BlockByNumber(head.Number.Uint64() + 1)
+			if b1 == nil || b1.Time() != ts || len(b1.Transactions()) != 1 {
+				t.Fatalf("block 1 %v: want time %d and the L1-attributes deposit alone", b1, ts)
+			}
+			info, _, err := opstack.ParseL1Info(b1.Transactions()[0].Data())
+			if err != nil || info.Time > ts || ts-info.Time >= 12 {
+				t.Fatalf("block 1's L1 origin %+v (%v) is not that of its time %d", info, err, ts)
+			}
+			// A deposit and a transfer, then a mine: both in the mined block,
+			// whose time is past the previous block's.
+			to := common.Address{0xb0}
+			d, err := h.seq.Deposit(ctx, Deposit{From: common.Address{0xa1}, To: &to, Mint: big.NewInt(9), Value: big.NewInt(9), Gas: 21_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx := h.transfer(1, to, 5)
+			if interval > 0 {
+				h.waitFor("pre-confirmation", func() bool { return h.preconfirmed(tx) })
+			}
+			if err := h.seq.Mine(ctx, MineOptions{Blocks: 1}); err != nil {
+				t.Fatal(err)
+			}
+			b2 := h.chain.BlockByNumber(b1.NumberU64() + 1)
+			if b2 == nil || b2.Time() <= b1.Time() || b2.Time() <= opened {
+				t.Fatalf("block 2 %v after block 1 at %d", b2, b1.Time())
+			}
+			var got []common.Hash
+			for _, t := range b2.Transactions()[1:] {
+				got = append(got, t.Hash())
+			}
+			if len(got) != 2 || got[0] != d || got[1] != tx.Hash() || !b2.Transactions()[0].IsDepositTx() {
+				t.Fatalf("block 2 holds %v, want the L1-attributes deposit, deposit %s, transfer %s", got, d, tx.Hash())
+			}
+			h.reimport(types.Blocks{b1, b2})
+		})
+	}
+}

@@ -77,7 +77,7 @@ func (s *Sequencer) replayFlashblock(rec *record) error {
 		if err := s.openNext(rec); err != nil {
 			return err
 		}
-	} else if rec.Number == s.blk.header.Number.Uint64() && rec.Index == 0 && len(s.blk.txs) == 0 {
+	} else if rec.Number == s.blk.header.Number.Uint64() && rec.Index == 0 && s.blk.empty() {
 		// The empty open block was re-opened at a later time (freshen):
 		// it goes on from the new environment.
 		if err := s.openNext(rec); err != nil {
