@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/fork"
@@ -52,6 +55,25 @@ func TestForkOPStack(t *testing.T) {
 	r := sealed(t, n.URL(), tx)
 	if _, ok := r["l1Fee"]; !ok || r["status"] != "0x1" {
 		t.Fatalf("receipt %v: want a successful OP-stack receipt", r)
+	}
+	// The dev sequencer does not simulate the upstream's L1 (sequencer.Config.Fork):
+	// a local block holds no deposit, and none can be injected.
+	var blk struct {
+		Transactions []struct {
+			Type hexutil.Uint64 `json:"type"`
+		} `json:"transactions"`
+	}
+	if err := call(n.URL(), &blk, "eth_getBlockByHash", r["blockHash"], true); err != nil {
+		t.Fatal(err)
+	}
+	for i, tx := range blk.Transactions {
+		if tx.Type == types.DepositTxType {
+			t.Fatalf("local block %v holds a deposit at index %d", r["blockNumber"], i)
+		}
+	}
+	from := crypto.PubkeyToAddress(devKey(t, 0).PublicKey)
+	if err := call(n.URL(), new(common.Hash), "eth_sendTransaction", map[string]any{"from": from, "to": from, "mint": "0x1", "gas": "0x30d40"}); err == nil || !strings.Contains(err.Error(), "nor a fork") {
+		t.Fatalf("a deposit injection on a fork: %v", err)
 	}
 	var head hexutil.Uint64
 	for deadline := time.Now().Add(10 * time.Second); uint64(head) < c.Blocks[len(c.Blocks)-1].NumberU64()+4 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {

@@ -307,6 +307,7 @@ func (n *Node) startSequencer(reads *api.API) error {
 	scfg := n.cfg.Sequencer
 	scfg.BlockTime, scfg.Logger = n.cfg.BlockTime, n.log
 	scfg.Manual = n.cfg.BlockTime <= 0
+	scfg.Fork = n.Fork != nil
 	if n.cfg.DataDir != "" {
 		scfg.WALPath = filepath.Join(n.cfg.DataDir, "sequencer", "flashblocks.wal")
 	}

@@ -44,7 +44,7 @@ const (
 )
 
 // ErrNotOPStack answers a deposit on a chain that is not an OP-stack one.
-var ErrNotOPStack = errors.New("deposit transactions need an OP-stack chain; this one is a plain-Ethereum chain (started with --l1 or a non-OP --genesis)")
+var ErrNotOPStack = errors.New("deposit transactions need an OP-stack chain the sequencer simulates the L1 of: not a plain-Ethereum chain (--l1, a non-OP --genesis) nor a fork")
 
 // Deposit queues d for the next block, where it follows the L1-attributes
 // deposit in flashblock 0 (as the rollup node includes the deposits of an

@@ -38,9 +38,10 @@ type opChain struct {
 
 // newOPChain checks that the sequencer can build config's blocks and sets
 // up the simulated L1 (cfg.L1, or the dev L2's SystemConfig, anchored at
-// the chain's genesis time). Nil for a chain that is not an OP-stack one.
+// the chain's genesis time). Nil for a chain that is not an OP-stack one,
+// and for a fork (Config.Fork).
 func newOPChain(cfg Config, config *params.ChainConfig, genesisTime uint64) (*opChain, error) {
-	if config.Optimism == nil {
+	if config.Optimism == nil || cfg.Fork {
 		return nil, nil
 	}
 	// The sequencer builds neither a fork's upgrade deposits nor Jovian's

@@ -66,8 +66,14 @@ type Config struct {
 	// L1BlockTime is the simulated L1's block time, whole seconds
 	// (DefaultL1BlockTime when zero).
 	L1BlockTime time.Duration
-	Pool        txpool.Config
-	Logger      *slog.Logger
+	// Fork: the chain below is forked from an upstream (fork mode). On an
+	// OP-stack upstream its blocks are then built by the chain's rules but
+	// without an L1-attributes deposit (the upstream's L1 origin and
+	// SystemConfig are not simulated on; L1 fees come from the values the
+	// fork block left in L1Block), and deposits cannot be injected.
+	Fork   bool
+	Pool   txpool.Config
+	Logger *slog.Logger
 }
 
 // Chain is the sealed chain below the sequencer: the local Pebble chain

@@ -35,6 +35,9 @@ func applyForkFlags(c *cli.Context, cfg *node.Config) error {
 	if len(cfg.Imports) > 0 {
 		return errors.New("--import adds blocks to a local chain, not to a fork")
 	}
+	if c.IsSet("l1.block-time") {
+		return errors.New("--l1.block-time sets the OP-stack dev chain's simulated L1; a fork simulates none (its local blocks carry no L1-attributes deposit)")
+	}
 	fc := &fork.Config{URL: u}
 	if c.IsSet("fork-block-number") {
 		n := c.Uint64("fork-block-number")

@@ -115,6 +115,8 @@ func TestExitsOnBadInput(t *testing.T) {
 		{"l1 block time in ms", []string{"--l1.block-time", "1500ms"}, "whole number of seconds"},
 		{"l1 block time on the l1 chain", []string{"--l1", "--l1.block-time", "6s"}, "with --l1 there is none"},
 		{"old default datadir", []string{"--datadir", l1Dir, "--block-time", "0", "--http.port", freePort(t)}, "start with --l1 to use it"},
+		{"l1 on a fork", []string{"--l1", "--fork-url", "http://127.0.0.1:1"}, "a fork runs the upstream's chain"},
+		{"l1 block time on a fork", []string{"--l1.block-time", "6s", "--fork-url", "http://127.0.0.1:1"}, "a fork simulates none"},
 		{"l1 on the op-stack datadir", []string{"--datadir", devDir, "--l1", "--block-time", "0", "--http.port", freePort(t)}, "start without --l1"},
 	}
 	for _, tt := range tests {
