@@ -2,9 +2,11 @@ package fork
 
 import (
 	"encoding/binary"
+	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/consensus"
+	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -117,8 +119,37 @@ func (c *Chain) Receipts(b *types.Block) types.Receipts {
 			rs = rawdb.ReadReceipts(c.db, hash, b.NumberU64(), b.Time(), c.Config())
 		}
 	}
+	if rs == nil && c.Config().Optimism != nil {
+		rs = c.localOPReceipts(b)
+	}
 	if rs != nil {
 		c.receipts.Add(hash, rs)
+	}
+	return rs
+}
+
+// localOPReceipts are the receipts of a local block of an OP-stack fork.
+// Such a block holds no L1-attributes deposit, from which op-geth derives
+// the L1 fee fields of a block of two or more transactions (it gives up on
+// the whole block without one), so they are derived without them: the
+// block's receipts, their L1 fee fields null, as with one transaction.
+func (c *Chain) localOPReceipts(b *types.Block) types.Receipts {
+	txs := b.Transactions()
+	if len(txs) == 0 || txs[0].IsDepositTx() {
+		return nil
+	}
+	rs := rawdb.ReadRawReceipts(c.db, b.Hash(), b.NumberU64())
+	if rs == nil {
+		return nil
+	}
+	var blobPrice *big.Int
+	if b.ExcessBlobGas() != nil {
+		blobPrice = eip4844.CalcBlobFee(c.Config(), b.Header()) // as rawdb.ReadReceipts
+	}
+	plain := *c.Config()
+	plain.Optimism = nil
+	if err := rs.DeriveFields(&plain, b.Hash(), b.NumberU64(), b.Time(), b.BaseFee(), blobPrice, txs); err != nil {
+		return nil
 	}
 	return rs
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/remote"
 )
@@ -30,6 +31,9 @@ import (
 //     OP-stack rules cannot be told from a header: a fork block that
 //     starts with a deposit transaction (an OP-stack chain outside the
 //     registry, e.g. Base) is refused with a request for --genesis.
+//
+// The built-in OP-stack dev chain (a preconf dev node upstream) is known by
+// its genesis hash, between 2 and 3.
 
 // knownNetworks are the public Ethereum networks op-geth has configs for.
 var knownNetworks = map[uint64]struct {
@@ -149,6 +153,13 @@ func resolveRules(ctx context.Context, client *remote.Client, upstreamID uint64,
 	if known != nil {
 		return rulesOf(known, id), source, nil
 	}
+	dev, err := devL2Rules(ctx, client, upstreamID)
+	if err != nil {
+		return nil, "", err
+	}
+	if dev != nil {
+		return rulesOf(dev, id), "the built-in OP-stack dev chain (the upstream's genesis is its)", nil
+	}
 	if txs := point.Transactions(); len(txs) > 0 && txs[0].Type() == types.DepositTxType {
 		return nil, "", fmt.Errorf("chain %d is an OP-stack chain (its blocks start with a deposit) that op-geth's superchain registry does not know: give its rules with --genesis FILE (its genesis JSON)", upstreamID)
 	}
@@ -157,6 +168,31 @@ func resolveRules(ctx context.Context, client *remote.Client, upstreamID uint64,
 		return nil, "", err
 	}
 	return rulesOf(inferred, id), source, nil
+}
+
+// devL2Rules is the built-in OP-stack dev chain's config when the upstream
+// runs that chain (a preconf dev node: its chain id and genesis hash), so a
+// fork of one needs no --genesis; nil otherwise.
+func devL2Rules(ctx context.Context, client *remote.Client, upstreamID uint64) (*params.ChainConfig, error) {
+	if upstreamID != chain.DevChainID {
+		return nil, nil
+	}
+	want, err := chain.DevL2GenesisHash()
+	if err != nil {
+		return nil, err
+	}
+	g, err := client.HeadByNumber(ctx, remote.Tag(0))
+	if err != nil {
+		return nil, fmt.Errorf("upstream genesis header: %w", err)
+	}
+	if g == nil || g.Header.Hash() != want {
+		return nil, nil
+	}
+	dev, err := chain.DevL2Genesis()
+	if err != nil {
+		return nil, err
+	}
+	return dev.Config, nil
 }
 
 // chainID asks the upstream its chain id.

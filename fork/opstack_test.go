@@ -22,7 +22,7 @@ import (
 // A fork of an OP-stack chain runs by its rules (given with --genesis, as
 // it is outside the registry) and seals block after block on it.
 func TestForkOPStack(t *testing.T) {
-	c, err := testchain.DevL2(3, nil)
+	c, err := testchain.DevL2(3, nil) // with a contract: not the built-in dev chain (TestForkDevL2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +84,47 @@ func TestForkOPStack(t *testing.T) {
 	}
 	if uint64(head) < c.Blocks[len(c.Blocks)-1].NumberU64()+4 {
 		t.Fatalf("head %d: local blocks did not go on", head)
+	}
+}
+
+// A fork of the built-in OP-stack dev chain (a preconf dev node, its
+// blocks opening with deposits) needs no --genesis: the upstream's genesis
+// hash names the rules.
+func TestForkDevL2(t *testing.T) {
+	up := startNode(t, node.Config{HTTPAddr: "127.0.0.1", BlockTime: 200 * time.Millisecond,
+		Sequencer: sequencer.Config{Interval: 100 * time.Millisecond}, Logger: quiet()})
+	var head hexutil.Uint64
+	for deadline := time.Now().Add(10 * time.Second); head < 2 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		call(up.URL(), &head, "eth_blockNumber")
+	}
+	// Manual mining: the two transactions below share a block.
+	n := startNode(t, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1", ManualMining: true,
+		Fork: &fork.Config{URL: up.URL(), Client: fastClient}, Logger: quiet()})
+	if n.Fork.ForkBlock().Number.Uint64() < 2 {
+		t.Fatalf("forked block %d: want one that opens with a deposit", n.Fork.ForkBlock().Number)
+	}
+	dev, err := chain.DevL2Genesis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Fork.Config(); got.Optimism == nil || got.IsthmusTime == nil || *got.IsthmusTime != *dev.Config.IsthmusTime ||
+		!strings.Contains(n.Fork.Rules(), "built-in OP-stack dev chain") {
+		t.Fatalf("rules %q, config %+v", n.Fork.Rules(), got)
+	}
+	// A local block of two transactions has receipts, though op-geth
+	// derives none for an OP-stack block without L1-attributes deposit
+	// (fork.Chain derives them without the L1 fee fields).
+	a := send(t, n.URL(), devKey(t, 1), chain.DevChainID, nil)
+	b := send(t, n.URL(), devKey(t, 2), chain.DevChainID, nil)
+	if err := call(n.URL(), nil, "evm_mine"); err != nil {
+		t.Fatal(err)
+	}
+	ra, rb := sealed(t, n.URL(), a), sealed(t, n.URL(), b)
+	if ra["status"] != "0x1" || rb["status"] != "0x1" || ra["blockHash"] != rb["blockHash"] || ra["l1Fee"] != nil {
+		t.Fatalf("receipts %v, %v: want both successful, in one block, without L1 fee fields", ra, rb)
+	}
+	var rs []map[string]any
+	if err := call(n.URL(), &rs, "eth_getBlockReceipts", ra["blockHash"]); err != nil || len(rs) != 2 {
+		t.Fatalf("block receipts %v (%v)", rs, err)
 	}
 }
