@@ -94,7 +94,7 @@ func TestCrashKeepsHead(t *testing.T) {
 			blocks = append(blocks, last)
 			tc.crash(t, c, db, root)
 
-			reopened, err := open(db, nil, logger)
+			reopened, err := open(db, DevGenesis(), logger) // the chain it was created with (nil is the OP-stack dev chain)
 			if err != nil {
 				t.Fatal(err)
 			}
