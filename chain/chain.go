@@ -194,7 +194,10 @@ func (c *Chain) Receipts(b *types.Block) types.Receipts {
 // hash, number and index. ok is false when it is unknown.
 func (c *Chain) TxLookup(hash common.Hash) (tx *types.Transaction, blockHash common.Hash, number, index uint64, ok bool) {
 	num := rawdb.ReadTxLookupEntry(c.db, hash)
-	if num == nil {
+	// go-ethereum's SetCanonical writes the lookup entries before it moves
+	// the head: a block above the head is not sealed yet for readers, who
+	// must never see a transaction in a block that "latest" does not reach.
+	if num == nil || *num > c.Head().Number.Uint64() {
 		return nil, common.Hash{}, 0, 0, false
 	}
 	b := c.bc.GetBlockByNumber(*num)

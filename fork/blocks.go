@@ -176,6 +176,9 @@ func (c *Chain) CanonicalReceipt(tx *types.Transaction, blockHash common.Hash, n
 // the upstream's at or below the fork block.
 func (c *Chain) TxLookup(hash common.Hash) (tx *types.Transaction, blockHash common.Hash, number, index uint64, ok bool) {
 	num := rawdb.ReadTxLookupEntry(c.db, hash)
+	if num != nil && *num > c.Head().Number.Uint64() {
+		return nil, common.Hash{}, 0, 0, false // written, the head not moved yet
+	}
 	if num == nil {
 		n, found := c.lookupTx(c.gen.Load(), hash)
 		if !found {
