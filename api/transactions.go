@@ -1,6 +1,8 @@
 package api
 
 import (
+	"github.com/preconf/preconf/impersonate"
+
 	"context"
 	"encoding/json"
 
@@ -16,7 +18,7 @@ import (
 // and replay-protection variant of the chain's history, and being one value
 // it lets types.Sender reuse the sender cached in each transaction.
 func (a *API) signer() types.Signer {
-	a.cache.signerOnce.Do(func() { a.cache.signer = types.LatestSigner(a.chain.Config()) })
+	a.cache.signerOnce.Do(func() { a.cache.signer = impersonate.NewSigner(types.LatestSigner(a.chain.Config())) })
 	return a.cache.signer
 }
 

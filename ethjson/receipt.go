@@ -3,6 +3,9 @@ package ethjson
 import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/preconf/preconf/impersonate"
 )
 
 // AppendReceipt writes the RPC receipt object with go-ethereum's keys in
@@ -27,7 +30,11 @@ func AppendReceipt(b []byte, r *types.Receipt, tx *types.Transaction, loc Loc, s
 	}
 	e.Hash("blockHash", loc.BlockHash)
 	e.U64("blockNumber", loc.Number)
-	if r.ContractAddress != (common.Address{}) {
+	if tx.To() == nil && impersonate.Is(tx) {
+		// Stored receipts derive it with the chain's signer, which does
+		// not know the impersonated sender.
+		e.Addr("contractAddress", crypto.CreateAddress(from, tx.Nonce()))
+	} else if r.ContractAddress != (common.Address{}) {
 		e.Addr("contractAddress", r.ContractAddress)
 	} else {
 		e.Null("contractAddress")

@@ -1,6 +1,8 @@
 package sequencer
 
 import (
+	"github.com/preconf/preconf/impersonate"
+
 	"container/heap"
 	"encoding/binary"
 	"errors"
@@ -287,7 +289,7 @@ func (s *Sequencer) fits(b *openBlock, tx *types.Transaction) bool {
 // apply executes one transaction on the open block and adds it to the
 // entries of the next flashblock record; on error the block is unchanged.
 func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
-	msg, err := core.TransactionToMessage(tx, s.signer, b.header.BaseFee)
+	msg, err := impersonate.Message(tx, s.signer, b.header.BaseFee)
 	if err != nil {
 		return err
 	}

@@ -7,11 +7,22 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/impersonate"
 	"github.com/preconf/preconf/txpool"
 )
 
-// Admit validates tx, adds it to the pool and logs the admission durably.
+// Admit validates a signed transaction (eth_sendRawTransaction), adds it to
+// the pool and logs the admission durably. The impersonation mark is
+// refused: only the node marks transactions (admit).
 func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
+	if impersonate.Is(tx) {
+		return txpool.Result{}, impersonate.ErrMarked
+	}
+	return s.admit(tx)
+}
+
+// admit adds tx to the pool and logs the admission durably.
+func (s *Sequencer) admit(tx *types.Transaction) (txpool.Result, error) {
 	if err := s.Err(); err != nil {
 		return txpool.Result{}, fmt.Errorf("sequencer stopped: %w", err)
 	}

@@ -9,6 +9,8 @@
 package sequencer
 
 import (
+	"github.com/preconf/preconf/impersonate"
+
 	"context"
 	"errors"
 	"fmt"
@@ -206,7 +208,7 @@ func New(cfg Config, c Chain, src *pending.Source) (*Sequencer, error) {
 	}
 	s := &Sequencer{op: op,
 		cfg: cfg, chain: c, config: c.Config(), src: src, log: cfg.Logger,
-		signer:  types.LatestSignerForChainID(c.Config().ChainID),
+		signer:  impersonate.NewSigner(types.LatestSignerForChainID(c.Config().ChainID)),
 		waiters: make(map[common.Hash][]chan struct{}),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),

@@ -1,6 +1,8 @@
 package simulate
 
 import (
+	"github.com/preconf/preconf/impersonate"
+
 	"context"
 	"fmt"
 	"math/big"
@@ -119,7 +121,7 @@ func (e *Engine) NewReplay(ctx context.Context, header, parent *types.Header, ha
 	evm := vm.NewEVM(blockCtx, db, e.config, vm.Config{})
 	syscalls.Pre(e.config, header, parent.Hash(), evm)
 	return &Replay{e: e, header: header, hash: hash, blockCtx: blockCtx, db: db, evm: evm,
-		signer: types.MakeSigner(e.config, header.Number, header.Time)}
+		signer: impersonate.NewSigner(types.MakeSigner(e.config, header.Number, header.Time))}
 }
 
 // State is the replayed state so far.
@@ -130,7 +132,7 @@ func (r *Replay) Skip(ctx context.Context, tx *types.Transaction) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	msg, err := core.TransactionToMessage(tx, r.signer, r.header.BaseFee)
+	msg, err := impersonate.Message(tx, r.signer, r.header.BaseFee)
 	if err != nil {
 		return fmt.Errorf("transaction %#x: %v", tx.Hash(), err)
 	}
@@ -146,7 +148,7 @@ func (r *Replay) Skip(ctx context.Context, tx *types.Transaction) error {
 // Trace applies the next transaction under hooks. Cancelling ctx aborts
 // the EVM (the tracer's Stop tells it why).
 func (r *Replay) Trace(ctx context.Context, tx *types.Transaction, hooks *tracing.Hooks) error {
-	msg, err := core.TransactionToMessage(tx, r.signer, r.header.BaseFee)
+	msg, err := impersonate.Message(tx, r.signer, r.header.BaseFee)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@
 package subscribe
 
 import (
+	"github.com/preconf/preconf/impersonate"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -88,7 +90,7 @@ func NewWithEvents(config *params.ChainConfig, events ChainEvents, p *pending.So
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Service{events: events, pending: p, signer: types.LatestSigner(config), log: logger, stop: make(chan struct{})}
+	s := &Service{events: events, pending: p, signer: impersonate.NewSigner(types.LatestSigner(config)), log: logger, stop: make(chan struct{})}
 	for k := range s.subs {
 		s.subs[k] = make(map[*rpc.Subscription]*subscriber)
 	}

@@ -6,6 +6,8 @@
 package txpool
 
 import (
+	"github.com/preconf/preconf/impersonate"
+
 	"errors"
 	"fmt"
 	"math/big"
@@ -107,7 +109,7 @@ func New(cfg Config, chain *params.ChainConfig, env Env) *Pool {
 	}
 	return &Pool{
 		cfg: cfg, chain: chain, env: env,
-		signer:   types.LatestSignerForChainID(chain.ChainID),
+		signer:   impersonate.NewSigner(types.LatestSignerForChainID(chain.ChainID)),
 		all:      make(map[common.Hash]*Entry),
 		accounts: make(map[common.Address]*account),
 		nonces:   newNonceTable(),
