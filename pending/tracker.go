@@ -102,3 +102,27 @@ func (t *Tracker) Collect(db *state.StateDB) *Diff {
 	t.reset()
 	return d
 }
+
+// Account marks a changed outside execution (a dev method's write to the
+// open block's StateDB, which runs no hooks): Collect reads its final
+// account fields.
+func (t *Tracker) Account(a common.Address) { t.accounts[a] = struct{}{} }
+
+// Slot marks a's storage slot k changed outside execution.
+func (t *Tracker) Slot(a common.Address, k common.Hash) {
+	t.accounts[a] = struct{}{}
+	m := t.slots[a]
+	if m == nil {
+		m = make(map[common.Hash]struct{})
+		t.slots[a] = m
+	}
+	m[k] = struct{}{}
+}
+
+// Code marks a's code set to code (with hash h) outside execution.
+func (t *Tracker) Code(a common.Address, h common.Hash, code []byte) {
+	t.accounts[a] = struct{}{}
+	if len(code) > 0 {
+		t.codes[h] = code
+	}
+}

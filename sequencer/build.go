@@ -49,7 +49,10 @@ type openBlock struct {
 	// entries are the encodings of what was applied since the last
 	// flashblock record, in order: the next record's entries.
 	entries [][]byte
-	logged  []*record // this block's flashblock records (for WAL rotation)
+	// cheats are the cheat entries applied to the block, in order: a block
+	// re-opened before it holds a transaction keeps them (reopen).
+	cheats [][]byte
+	logged []*record // this block's flashblock records (for WAL rotation)
 	// withdrawals are credited when the block is finalised (only blocks
 	// built by testing_buildBlockV1 have any).
 	withdrawals types.Withdrawals
@@ -71,6 +74,28 @@ func (s *Sequencer) openNext(env *record) error {
 		}
 	}
 	s.blk = b
+	return nil
+}
+
+// reopen opens the open block again on the same parent with an
+// environment chosen now (time, coinbase, base fee, gas limit), keeping
+// the cheats applied to it. It must hold no transaction: their results
+// depend on the environment and are pre-confirmed.
+func (s *Sequencer) reopen() error {
+	old := s.blk
+	if !old.empty() {
+		return fmt.Errorf("re-opening block %d with %d transactions", old.header.Number, len(old.txs))
+	}
+	if err := s.openNext(nil); err != nil {
+		return err
+	}
+	b := s.blk
+	for _, c := range old.cheats {
+		if err := applyCheatEntry(b, c); err != nil {
+			return err
+		}
+		b.entries = append(b.entries, c)
+	}
 	return nil
 }
 

@@ -92,17 +92,18 @@ func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error)
 // freshen re-opens the open block at the clock's time when it holds no
 // transaction yet, so that a block sealed on demand carries the time of its
 // first transaction or of the mine, not the previous seal's. Its flashblocks
-// so far were empty: the next one is index 0 again, with the new
-// environment, and no answer changes but the pending header's. On an
-// OP-stack chain an empty block holds its L1-attributes deposit (then the
-// new time's), and it is also re-opened to take the deposits injected since
-// it opened, so that they land in the block being mined.
+// so far held no user transaction: the next one is index 0 again, with the
+// new environment and the block's cheats, and no answer changes but the
+// pending header's. On an OP-stack chain an empty block holds its
+// L1-attributes deposit (then the new time's), and it is also re-opened to
+// take the deposits injected since it opened, so that they land in the
+// block being mined.
 func (s *Sequencer) freshen() error {
 	b := s.blk
 	if !b.empty() || (s.clock.blockTime(b.parent) == b.header.Time && !s.depositsQueued()) {
 		return nil
 	}
-	return s.openNext(nil)
+	return s.reopen()
 }
 
 // clock chooses the timestamps of the blocks the sequencer opens: the wall

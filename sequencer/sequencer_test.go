@@ -549,3 +549,7 @@ func (h *harness) reimport(blocks types.Blocks) *core.BlockChain {
 	}
 	return fresh
 }
+
+func addressOf(k *ecdsa.PrivateKey) common.Address { return crypto.PubkeyToAddress(k.PublicKey) }
+
+func nowUnix() int64 { return time.Now().Unix() }
