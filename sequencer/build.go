@@ -106,7 +106,7 @@ func (s *Sequencer) reopen() error {
 func (s *Sequencer) newBlock(parent *types.Header, rec record) (*openBlock, error) {
 	header := pending.NewHeader(s.config, parent, pending.Env{
 		Coinbase: rec.Coinbase, GasLimit: rec.GasLimit, Time: rec.Time, Extra: rec.Extra,
-		Random: rec.Random, BeaconRoot: rec.BeaconRoot,
+		Random: rec.Random, BeaconRoot: rec.BeaconRoot, BaseFee: rec.BaseFee,
 	})
 	statedb, err := s.chain.StateAt(parent)
 	if err != nil {
@@ -136,12 +136,16 @@ func (s *Sequencer) blockEnv(parent *types.Header, env *record) record {
 	rec := record{Kind: recFlashblock, Number: number, Parent: parent.Hash()}
 	if env != nil {
 		rec.Time, rec.Coinbase, rec.GasLimit, rec.Random, rec.BeaconRoot, rec.Extra = env.Time, env.Coinbase, env.GasLimit, env.Random, env.BeaconRoot, env.Extra
+		rec.BaseFee = env.BaseFee
 		return rec
 	}
-	rec.Time = s.clock.blockTime(parent)
+	rec.Time = s.set.clock.blockTime(parent)
 	rec.Extra = carriedExtra(s.config, parent, rec.Time)
-	rec.Coinbase = s.cfg.Coinbase
+	rec.Coinbase = s.set.coinbase
 	rec.GasLimit = s.gasLimit(parent)
+	if s.set.baseFee != nil && s.set.baseFeeFor == number {
+		rec.BaseFee = s.set.baseFee
+	}
 	var nb [8]byte
 	binary.BigEndian.PutUint64(nb[:], number)
 	rec.Random = crypto.Keccak256Hash([]byte("preconf prevrandao"), nb[:])
@@ -164,6 +168,9 @@ func carriedExtra(config *params.ChainConfig, parent *types.Header, time uint64)
 // gasLimit is the gas limit of a block on parent: the parent's, moved
 // toward GasCeil by go-ethereum's rule when one is set.
 func (s *Sequencer) gasLimit(parent *types.Header) uint64 {
+	if s.set.gasLimit != 0 {
+		return s.set.gasLimit
+	}
 	if s.cfg.GasCeil != 0 {
 		return core.CalcGasLimit(parent.GasLimit, s.cfg.GasCeil)
 	}

@@ -154,3 +154,5 @@ func TestCheatKeptByReopen(t *testing.T) {
 	}
 	checkCheated(t, "re-opened, recovered", h2.src.Current().State, addr)
 }
+
+func asRefused(err error, target **RefusedError) bool { return errors.As(err, target) }

@@ -3,9 +3,6 @@ package sequencer
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/rpc"
 )
@@ -69,9 +66,9 @@ func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error)
 		if !b.empty() && *ts != b.header.Time {
 			return &rpc.ServerError{Msg: fmt.Sprintf("the pending block %d already pre-confirmed %d transactions executed at timestamp %d; a timestamp can be chosen only for a block without pre-confirmed transactions (start with --flashblock-interval 0 to keep transactions unexecuted until mined)", b.header.Number, len(b.txs), b.header.Time)}, nil
 		}
-		s.clock.exact = *ts
+		s.set.clock.exact = *ts
 	}
-	s.clock.offset += int64(interval)
+	s.set.clock.offset += int64(interval)
 	if err := s.freshen(); err != nil {
 		return nil, err
 	}
@@ -100,34 +97,8 @@ func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error)
 // block being mined.
 func (s *Sequencer) freshen() error {
 	b := s.blk
-	if !b.empty() || (s.clock.blockTime(b.parent) == b.header.Time && !s.depositsQueued()) {
+	if !b.empty() || (s.set.clock.blockTime(b.parent) == b.header.Time && !s.depositsQueued()) {
 		return nil
 	}
 	return s.reopen()
-}
-
-// clock chooses the timestamps of the blocks the sequencer opens: the wall
-// clock plus an offset, never before the parent's time + 1 (go-ethereum's
-// header rule), or an exact time set for the next block. Only the sequencer
-// goroutine uses it.
-type clock struct {
-	offset int64  // seconds added to the wall clock
-	exact  uint64 // non-zero: the next block's timestamp
-}
-
-func (c *clock) blockTime(parent *types.Header) uint64 {
-	if c.exact != 0 {
-		return c.exact
-	}
-	now := max(time.Now().Unix()+c.offset, 0)
-	return max(uint64(now), parent.Time+1)
-}
-
-// sealed is told that a block was sealed: an exact time was used, and the
-// clock goes on from it.
-func (c *clock) sealed() {
-	if c.exact != 0 {
-		c.offset = int64(c.exact) - time.Now().Unix()
-		c.exact = 0
-	}
 }

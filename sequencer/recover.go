@@ -20,6 +20,12 @@ func (s *Sequencer) recover(recs []record) error {
 			admits = append(admits, rec.Entries...)
 		case recDeposit:
 			deposits = append(deposits, rec.Entries...)
+		case recSettings:
+			set, err := decodeSettings(rec)
+			if err != nil {
+				return err
+			}
+			s.set = &set
 		case recFlashblock:
 			if err := s.replayFlashblock(rec); err != nil {
 				return err
@@ -40,6 +46,11 @@ func (s *Sequencer) recover(recs []record) error {
 		}
 	}
 	s.requeueDeposits(deposits)
+	// An exact time the last sealed block already has was used.
+	if head := s.chain.Head(); s.set.clock.exact != 0 && s.set.clock.exact <= head.Time {
+		s.set.clock.sealed(head.Time)
+	}
+	s.share()
 	if s.blk != nil {
 		s.log.Info("resumed pending block from the WAL", "number", s.blk.header.Number, "flashblocks", s.blk.index, "txs", len(s.blk.txs))
 	}

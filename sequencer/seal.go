@@ -46,7 +46,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	s.prevLogged = append(b.logged, sealRec)
 	s.sealedOrigin(b, hash)
 	s.blk = nil
-	s.clock.sealed()
+	s.set.clock.sealed(block.Time())
 	s.settle(n)
 	d := time.Since(start)
 	s.stats.LastSeal.Store(int64(d))

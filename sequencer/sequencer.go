@@ -144,8 +144,10 @@ type Sequencer struct {
 	// prevLogged are the WAL records (flashblocks and seal) of the last
 	// sealed block, kept through one more rotation: see walContent.
 	prevLogged []*record
-	// clock chooses the timestamps of the blocks opened (mine.go).
-	clock clock
+	// set are the dev methods' settings (settings.go); shared is their
+	// copy for other goroutines.
+	set    *settings
+	shared atomic.Pointer[settings]
 
 	waitMu  sync.Mutex
 	waiters map[common.Hash][]chan struct{}
@@ -215,6 +217,8 @@ func New(cfg Config, c Chain, src *pending.Source) (*Sequencer, error) {
 		cmds:    make(chan command),
 	}
 	s.pool = txpool.New(cfg.Pool, c.Config(), s.poolEnv)
+	s.set = &settings{coinbase: cfg.Coinbase}
+	s.share()
 	return s, nil
 }
 

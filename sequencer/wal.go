@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/big"
 	"os"
 	"path/filepath"
 	"sync"
@@ -31,6 +32,10 @@ const (
 	// OP-stack chain (the one entry: the deposit transaction's encoding).
 	// Written and synced before the injection is acknowledged.
 	recDeposit uint8 = 4
+	// recSettings: the dev methods' settings (settings.go), the one entry
+	// RLP-encoded. Written and synced before a change takes effect, and
+	// again at every rotation; the last one counts.
+	recSettings uint8 = 5
 )
 
 // record is one WAL record (RLP-encoded inside a length and CRC frame).
@@ -50,8 +55,12 @@ type record struct {
 	Hash       common.Hash
 	// Entries are the changes of the open block, each a transaction's
 	// binary (EIP-2718) encoding. Another kind of entry must start with a
-	// byte no transaction encoding starts with.
+	// byte no transaction encoding starts with: cheats (cheat.go) start
+	// with 0x80.
 	Entries [][]byte
+	// BaseFee, when set, is the block's base fee (a flashblock's with
+	// index 0 whose base fee a dev method chose); nil follows EIP-1559.
+	BaseFee *big.Int `rlp:"optional"`
 }
 
 // maxRecord bounds one record (a flashblock of a full 1 GiB-gas block would
