@@ -67,3 +67,56 @@ func (c *Chain) Flush(root common.Hash) error {
 	c.log.Debug("flushed sealed state", "root", root, "elapsed", time.Since(start))
 	return nil
 }
+
+// SetHead rewinds the chain to its block n (evm_revert, anvil_reset): the
+// blocks above stop being canonical and are deleted with their
+// transaction lookups, and the state at n (every block's is kept) is the
+// head's again. The state snapshot is flattened onto n's root, or rebuilt
+// from it when it no longer covers it (reads meanwhile go to the trie). The rewind is synced
+// before SetHead returns. The caller (the sequencer) drops whatever it
+// built on the old head.
+func (c *Chain) SetHead(n uint64) error {
+	head := c.Head().Number.Uint64()
+	if n > head {
+		return fmt.Errorf("set head to %d: the head is %d", n, head)
+	}
+	target := c.HeaderByNumber(n)
+	if target == nil {
+		return fmt.Errorf("set head to %d: no such block", n)
+	}
+	if n < head {
+		batch := c.db.NewBatch()
+		for k := n + 1; k <= head; k++ {
+			if b := c.bc.GetBlockByNumber(k); b != nil {
+				for _, tx := range b.Transactions() {
+					rawdb.DeleteTxLookupEntry(batch, tx.Hash())
+				}
+			}
+		}
+		if err := batch.Write(); err != nil {
+			return fmt.Errorf("set head to %d: %w", n, err)
+		}
+		if err := c.bc.SetHead(n); err != nil {
+			return fmt.Errorf("set head to %d: %w", n, err)
+		}
+		if got := c.Head(); got.Hash() != target.Hash() {
+			return fmt.Errorf("set head to %d: the chain went to block %d (%v) instead: its state is missing", n, got.Number, got.Hash())
+		}
+	}
+	// The snapshot's disk layer must be n's state: a crash that later
+	// finds a head without state rewinds to that layer (see Flush), and
+	// nothing above n may be what it rewinds to.
+	if snaps := c.bc.Snapshots(); snaps != nil {
+		if snaps.Snapshot(target.Root) == nil {
+			snaps.Rebuild(target.Root)
+		} else if err := snaps.Cap(target.Root, 0); err != nil {
+			c.log.Debug("snapshot flatten", "root", target.Root, "err", err) // n's is the disk layer already
+		}
+	}
+	if syncer, ok := c.db.(ethdb.KeyValueSyncer); ok {
+		if err := syncer.SyncKeyValue(); err != nil {
+			return fmt.Errorf("sync database: %w", err)
+		}
+	}
+	return nil
+}

@@ -79,3 +79,84 @@ func TestInsertSealedAndFlush(t *testing.T) {
 		t.Fatalf("reopened balance %d, want 7", b)
 	}
 }
+
+// sealOn seals a block on the head crediting who with v wei, holding txs
+// (not executed: InsertSealed stores what it is given).
+func sealOn(t *testing.T, c *Chain, who common.Address, v uint64, txs ...*types.Transaction) *types.Block {
+	t.Helper()
+	parent := c.Head()
+	statedb, err := c.StateAt(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statedb.AddBalance(who, uint256.NewInt(v), tracing.BalanceChangeUnspecified)
+	header := &types.Header{
+		ParentHash: parent.Hash(), Number: new(big.Int).Add(parent.Number, big.NewInt(1)), GasLimit: parent.GasLimit, Time: parent.Time + 2,
+		Difficulty: new(big.Int), BaseFee: parent.BaseFee, Root: statedb.IntermediateRoot(true),
+	}
+	block := types.NewBlock(header, &types.Body{Transactions: txs}, nil, trie.NewStackTrie(nil), c.Config())
+	root, err := c.InsertSealed(block, make(types.Receipts, len(txs)), statedb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(root); err != nil {
+		t.Fatal(err)
+	}
+	return block
+}
+
+// TestSetHead rewinds three sealed blocks to the first: the head, its
+// state, the lookups of the dropped blocks' transactions and a reopened
+// datadir all say block 1, and the chain goes on from it.
+func TestSetHead(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Open(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := common.Address{0x43}
+	b1 := sealOn(t, c, who, 7)
+	sealOn(t, c, who, 1)
+	tx := types.NewTx(&types.LegacyTx{Nonce: 1, Gas: 21000, GasPrice: big.NewInt(1), To: &who})
+	sealOn(t, c, who, 1, tx)
+	if _, _, _, _, ok := c.TxLookup(tx.Hash()); !ok {
+		t.Fatal("the transaction of block 3 is not found before the rewind")
+	}
+	balanceAt := func(c *Chain) uint64 {
+		t.Helper()
+		r, err := c.StateReader(c.Head().Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acct, _ := r.Account(who)
+		return acct.Balance.Uint64()
+	}
+	if err := c.SetHead(1); err != nil {
+		t.Fatal(err)
+	}
+	if h := c.Head(); h.Hash() != b1.Hash() || balanceAt(c) != 7 {
+		t.Fatalf("head %d balance %d, want block 1 and 7", h.Number, balanceAt(c))
+	}
+	if c.BlockByNumber(2) != nil || c.BlockByNumber(3) != nil {
+		t.Fatal("blocks above the new head are still canonical")
+	}
+	if _, _, _, _, ok := c.TxLookup(tx.Hash()); ok {
+		t.Fatal("the dropped block's transaction is still found")
+	}
+	if err := c.SetHead(5); err == nil {
+		t.Fatal("set head above the head accepted")
+	}
+	b2 := sealOn(t, c, who, 100)
+	if balanceAt(c) != 107 || c.Head().Hash() != b2.Hash() {
+		t.Fatalf("after a new block 2: balance %d", balanceAt(c))
+	}
+	c.Close()
+	c, err = Open(Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Head().Hash() != b2.Hash() || balanceAt(c) != 107 {
+		t.Fatalf("reopened: head %d %v, balance %d", c.Head().Number, c.Head().Hash(), balanceAt(c))
+	}
+}
