@@ -119,3 +119,10 @@ func (p *Pool) Sweep(sealedNonce func(common.Address) uint64) {
 	defer p.mu.Unlock()
 	p.nonces.sweep(sealedNonce, func(addr common.Address) bool { return p.accounts[addr] != nil })
 }
+
+// clear forgets every entry: the pending state's nonces alone count.
+func (t *nonceTable) clear() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.m = make(map[common.Address]*nonceEntry)
+}

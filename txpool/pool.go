@@ -443,3 +443,14 @@ func (g stateGetter) GetState(addr common.Address, slot common.Hash) common.Hash
 	v, _ := g.r.Storage(addr, slot)
 	return v
 }
+
+// Clear empties the pool and forgets every pool nonce: the chain and
+// pending state it was validated against are gone (evm_revert,
+// anvil_reset), and the caller adds back what belongs to the new one.
+func (p *Pool) Clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.all = make(map[common.Hash]*Entry)
+	p.accounts = make(map[common.Address]*account)
+	p.nonces.clear()
+}

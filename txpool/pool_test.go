@@ -250,3 +250,23 @@ func (r nonceReader) Account(a common.Address) (*types.StateAccount, error) {
 	}
 	return acct, err
 }
+
+// TestClear: a cleared pool holds nothing and hands out no pool nonce.
+func TestClear(t *testing.T) {
+	f := newFixture(t, Config{})
+	tx := f.tx(t, f.key, 3, 21000, 2*gwei, 1, nil)
+	if _, err := f.pool.Add(tx); err != nil {
+		t.Fatal(err)
+	}
+	from := crypto.PubkeyToAddress(f.key.PublicKey)
+	if n := f.pool.PendingNonce(from, 3); n != 4 {
+		t.Fatalf("pool nonce %d before", n)
+	}
+	f.pool.Clear()
+	if f.pool.Len() != 0 || f.pool.Has(tx.Hash()) || f.pool.PendingNonce(from, 3) != 3 || len(f.pool.All()) != 0 {
+		t.Fatalf("after Clear: len %d, has %v, pool nonce %d", f.pool.Len(), f.pool.Has(tx.Hash()), f.pool.PendingNonce(from, 3))
+	}
+	if _, err := f.pool.Add(tx); err != nil {
+		t.Fatalf("re-adding after Clear: %v", err)
+	}
+}
