@@ -47,18 +47,24 @@ func (s *Sequencer) admit(tx *types.Transaction) (txpool.Result, error) {
 }
 
 // walContent is what the WAL must hold after a rotation: the settings, the
-// admission records of every pooled transaction, the queued deposits, the
-// last sealed block's records and the open block's flashblocks. Rotation
-// follows the sealed block's Flush, so after a crash the chain's head is at least that
-// block (chain.Open repairs a head without state to the newest block with
-// state, never to the lagging state snapshot). Its records stay one more
-// rotation as a margin: a store that comes back one block short
-// (TestRecoverAfterRewind) gets the block sealed again with the same hash.
+// live snapshots, the admission records of every pooled transaction, the
+// queued deposits, the last sealed block's records and the open block's
+// flashblocks. Rotation follows the sealed block's Flush, so after a crash
+// the chain's head is at least that block (chain.Open repairs a head
+// without state to the newest block with state, never to the lagging state
+// snapshot). Its records stay one more rotation as a margin: a store that
+// comes back one block short (TestRecoverAfterRewind) gets the block sealed
+// again with the same hash.
 func (s *Sequencer) walContent() []*record {
 	all := s.pool.All()
 	out := make([]*record, 0, len(all)+1)
 	if rec, err := s.set.record(); err == nil {
 		out = append(out, rec)
+	}
+	for _, snap := range s.snapshots {
+		if rec, err := encodeRecord(recSnapshot, snap); err == nil {
+			out = append(out, rec)
+		}
 	}
 	for _, e := range all {
 		raw, err := e.Tx.MarshalBinary()

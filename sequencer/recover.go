@@ -20,6 +20,24 @@ func (s *Sequencer) recover(recs []record) error {
 			admits = append(admits, rec.Entries...)
 		case recDeposit:
 			deposits = append(deposits, rec.Entries...)
+		case recSnapshot:
+			snap := new(snapshotState)
+			if err := decodeRecord(rec, snap); err != nil {
+				return fmt.Errorf("snapshot record: %w", err)
+			}
+			s.addSnapshot(snap)
+		case recRewind:
+			rw := new(rewind)
+			if err := decodeRecord(rec, rw); err != nil {
+				return fmt.Errorf("rewind record: %w", err)
+			}
+			if err := s.rewindChain(rw); err != nil {
+				return err
+			}
+			admits = rw.Target.Pool
+			if err := s.restoreOpen(rw.Target.Open); err != nil {
+				return err
+			}
 		case recSettings:
 			set, err := decodeSettings(rec)
 			if err != nil {
@@ -54,17 +72,7 @@ func (s *Sequencer) recover(recs []record) error {
 	if s.blk != nil {
 		s.log.Info("resumed pending block from the WAL", "number", s.blk.header.Number, "flashblocks", s.blk.index, "txs", len(s.blk.txs))
 	}
-	readmitted := 0
-	for _, raw := range admits {
-		tx := new(types.Transaction)
-		if tx.UnmarshalBinary(raw) != nil {
-			continue
-		}
-		if _, err := s.pool.Add(tx); err == nil {
-			readmitted++
-		}
-	}
-	if readmitted > 0 {
+	if readmitted := s.readmit(admits); readmitted > 0 {
 		s.log.Info("re-admitted pooled transactions from the WAL", "count", readmitted)
 	}
 	if s.wal != nil {

@@ -148,6 +148,10 @@ type Sequencer struct {
 	// copy for other goroutines.
 	set    *settings
 	shared atomic.Pointer[settings]
+	// snapshots are the live evm_snapshots, oldest first (snapshot.go);
+	// snapList is their list for other goroutines.
+	snapshots []*snapshotState
+	snapList  atomic.Pointer[[]SnapshotInfo]
 
 	waitMu  sync.Mutex
 	waiters map[common.Hash][]chan struct{}
@@ -219,6 +223,7 @@ func New(cfg Config, c Chain, src *pending.Source) (*Sequencer, error) {
 	s.pool = txpool.New(cfg.Pool, c.Config(), s.poolEnv)
 	s.set = &settings{coinbase: cfg.Coinbase}
 	s.share()
+	s.shareSnapshots()
 	return s, nil
 }
 

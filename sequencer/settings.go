@@ -29,6 +29,8 @@ type settings struct {
 	// (anvil_impersonateAccount); with autoImpersonate every account does.
 	impersonated    []common.Address
 	autoImpersonate bool
+	// nextSnapshot is the next evm_snapshot id (ids are never reused).
+	nextSnapshot uint64
 }
 
 // storedSettings is the logged form of settings (RLP has no signed
@@ -44,13 +46,14 @@ type storedSettings struct {
 	Stepped         bool
 	Impersonated    []common.Address
 	AutoImpersonate bool
+	NextSnapshot    uint64
 }
 
 func (st *settings) record() (*record, error) {
 	enc, err := rlp.EncodeToBytes(&storedSettings{
 		Coinbase: st.coinbase, GasLimit: st.gasLimit, BaseFee: st.baseFee, BaseFeeFor: st.baseFeeFor,
 		Offset: uint64(st.clock.offset), Exact: st.clock.exact, Interval: st.clock.interval, Stepped: st.clock.stepped,
-		Impersonated: st.impersonated, AutoImpersonate: st.autoImpersonate,
+		Impersonated: st.impersonated, AutoImpersonate: st.autoImpersonate, NextSnapshot: st.nextSnapshot,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode settings: %w", err)
@@ -69,7 +72,7 @@ func decodeSettings(rec *record) (settings, error) {
 	return settings{
 		coinbase: d.Coinbase, gasLimit: d.GasLimit, baseFee: d.BaseFee, baseFeeFor: d.BaseFeeFor,
 		clock:        clock{offset: int64(d.Offset), exact: d.Exact, interval: d.Interval, stepped: d.Stepped},
-		impersonated: d.Impersonated, autoImpersonate: d.AutoImpersonate,
+		impersonated: d.Impersonated, autoImpersonate: d.AutoImpersonate, nextSnapshot: d.NextSnapshot,
 	}, nil
 }
 

@@ -36,6 +36,12 @@ const (
 	// RLP-encoded. Written and synced before a change takes effect, and
 	// again at every rotation; the last one counts.
 	recSettings uint8 = 5
+	// recSnapshot: an evm_snapshot (snapshot.go), the one entry RLP-encoded;
+	// every rotation logs the live ones again.
+	recSnapshot uint8 = 6
+	// recRewind: an evm_revert or anvil_reset (snapshot.go), written and
+	// synced before the chain is rewound; recovery redoes it.
+	recRewind uint8 = 7
 )
 
 // record is one WAL record (RLP-encoded inside a length and CRC frame).

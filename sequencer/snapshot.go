@@ -1,0 +1,260 @@
+package sequencer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/rlp"
+)
+
+// evm_snapshot and evm_revert. A snapshot is everything the sequencer
+// needs to come back to the moment it was taken: the sealed head, the open
+// block's flashblock records (its environment and entries, transactions
+// and cheats, which replay deterministically) and the pool. It is logged
+// (recSnapshot) and kept in the WAL by every rotation while it lives.
+// Reverting logs its intent (recRewind) first, then rewinds the chain
+// (chain.SetHead, synced), restores the pool and replays the open block,
+// and rotates the WAL to the new content; recovery redoes a logged rewind,
+// so a revert that returned survives a crash.
+
+// snapshotState is a snapshot as logged.
+type snapshotState struct {
+	ID     uint64
+	Number uint64
+	Hash   common.Hash
+	// Open are the open block's flashblock records, in order.
+	Open []record
+	// Pool are the pooled transactions' admission encodings, oldest first.
+	Pool [][]byte
+}
+
+// rewind is a logged revert or reset: the state to go back to, and the
+// first snapshot id dropped with it (a revert drops its snapshot and every
+// later one, as anvil and hardhat do).
+type rewind struct {
+	Target snapshotState
+	Drop   uint64
+	// Reset also sets the clock back to the wall clock and forgets the
+	// next block's base fee (anvil_reset); a revert makes the time the
+	// head's, as anvil does.
+	Reset bool
+}
+
+func encodeRecord(kind uint8, v any) (*record, error) {
+	enc, err := rlp.EncodeToBytes(v)
+	if err != nil {
+		return nil, err
+	}
+	return &record{Kind: kind, Entries: [][]byte{enc}}, nil
+}
+
+func decodeRecord(rec *record, v any) error {
+	if len(rec.Entries) != 1 {
+		return fmt.Errorf("record kind %d with %d entries", rec.Kind, len(rec.Entries))
+	}
+	return rlp.DecodeBytes(rec.Entries[0], v)
+}
+
+// SnapshotInfo is a live snapshot: its id and the block it returns to.
+type SnapshotInfo struct {
+	ID     uint64
+	Number uint64
+	Hash   common.Hash
+}
+
+// Snapshot takes a snapshot of the chain, the pool and the pending block,
+// and returns its id (evm_snapshot). Ids count up from 0 and are not
+// reused.
+func (s *Sequencer) Snapshot(ctx context.Context) (uint64, error) {
+	var id uint64
+	err := s.do(ctx, func() error {
+		b := s.blk
+		snap := &snapshotState{ID: s.set.nextSnapshot, Number: b.parent.Number.Uint64(), Hash: b.parent.Hash(), Pool: s.poolEncodings()}
+		for _, r := range b.logged {
+			snap.Open = append(snap.Open, *r)
+		}
+		rec, err := encodeRecord(recSnapshot, snap)
+		if err != nil {
+			return err
+		}
+		if s.wal != nil {
+			if err := s.wal.Append(rec); err != nil {
+				return err
+			}
+		}
+		s.addSnapshot(snap)
+		id = snap.ID
+		return nil
+	})
+	return id, err
+}
+
+// addSnapshot keeps snap live and the next id past it.
+func (s *Sequencer) addSnapshot(snap *snapshotState) {
+	s.snapshots = append(s.snapshots, snap)
+	s.set.nextSnapshot = max(s.set.nextSnapshot, snap.ID+1)
+	s.shareSnapshots()
+}
+
+// Snapshots lists the live snapshots, oldest first (anvil_metadata).
+func (s *Sequencer) Snapshots() []SnapshotInfo { return *s.snapList.Load() }
+
+func (s *Sequencer) shareSnapshots() {
+	list := make([]SnapshotInfo, len(s.snapshots))
+	for i, snap := range s.snapshots {
+		list[i] = SnapshotInfo{ID: snap.ID, Number: snap.Number, Hash: snap.Hash}
+	}
+	s.snapList.Store(&list)
+}
+
+// Revert goes back to snapshot id: the chain, the pool and the pending
+// block are as they were when it was taken, and the clock at the head's
+// time (evm_revert). The snapshot and every later one are gone. It
+// reports false, changing nothing, when id is not a live snapshot.
+func (s *Sequencer) Revert(ctx context.Context, id uint64) (bool, error) {
+	found := false
+	err := s.do(ctx, func() error {
+		for _, snap := range s.snapshots {
+			if snap.ID == id {
+				found = true
+				return s.rewindTo(&rewind{Target: *snap, Drop: id})
+			}
+		}
+		return nil
+	})
+	return found, err
+}
+
+// Reset goes back to a fresh chain: the genesis block, an empty pool and
+// pending block, no snapshots, the wall clock (anvil_reset without
+// forking parameters). Coinbase, gas limit and impersonated accounts stay,
+// as anvil keeps them.
+func (s *Sequencer) Reset(ctx context.Context) error {
+	return s.do(ctx, func() error {
+		g := s.chain.Genesis()
+		return s.rewindTo(&rewind{Target: snapshotState{Number: 0, Hash: g.Hash()}, Drop: 0, Reset: true})
+	})
+}
+
+// rewindTo logs rw, carries it out and rotates the WAL to what follows.
+// An error stops the sequencer: the chain may be half rewound, and the
+// logged rewind finishes it at the next start.
+func (s *Sequencer) rewindTo(rw *rewind) error {
+	rec, err := encodeRecord(recRewind, rw)
+	if err != nil {
+		return err
+	}
+	if s.wal != nil {
+		if err := s.wal.Append(rec); err != nil {
+			return err
+		}
+	}
+	if err := s.rewindChain(rw); err != nil {
+		return err
+	}
+	if err := s.restoreOpen(rw.Target.Open); err != nil {
+		return err
+	}
+	// Validated against the restored pending state, now published.
+	s.pool.Clear()
+	s.readmit(rw.Target.Pool)
+	if s.wal != nil {
+		return s.wal.Rotate(s.walContent)
+	}
+	return nil
+}
+
+// rewindChain rewinds the chain to rw's target and drops the open block,
+// the snapshots rw drops and what the clock and settings forget.
+func (s *Sequencer) rewindChain(rw *rewind) error {
+	t := &rw.Target
+	if s.chain.Head().Number.Uint64() > t.Number {
+		if err := s.chain.SetHead(t.Number); err != nil {
+			return err
+		}
+	}
+	head := s.chain.Head()
+	if head.Number.Uint64() != t.Number || head.Hash() != t.Hash {
+		return fmt.Errorf("rewind to block %d (%v): the chain's head is block %d (%v)", t.Number, t.Hash, head.Number, head.Hash())
+	}
+	s.blk, s.prevLogged = nil, nil
+	kept := s.snapshots[:0]
+	for _, snap := range s.snapshots {
+		if snap.ID < rw.Drop {
+			kept = append(kept, snap)
+		}
+	}
+	s.snapshots = kept
+	if rw.Reset {
+		s.snapshots = nil
+		s.set.clock = clock{}
+		s.set.baseFee, s.set.baseFeeFor = nil, 0
+	} else {
+		s.set.clock.reset(head.Time)
+	}
+	s.share()
+	s.shareSnapshots()
+	s.settle(head.Number.Uint64())
+	return nil
+}
+
+// restoreOpen replays a snapshot's open block records on the head, or
+// opens an empty block when there are none.
+func (s *Sequencer) restoreOpen(recs []record) error {
+	for i := range recs {
+		rec := recs[i]
+		if rec.Index == 0 {
+			if err := s.openNext(&rec); err != nil {
+				return err
+			}
+		}
+		b := s.blk
+		if b == nil || rec.Index != b.index {
+			return fmt.Errorf("snapshot record of block %d flashblock %d does not follow the open block", rec.Number, rec.Index)
+		}
+		first := len(b.txs)
+		if err := s.replayEntries(b, &rec); err != nil {
+			return err
+		}
+		if err := s.publish(b, first, false); err != nil {
+			return err
+		}
+	}
+	if s.blk != nil {
+		return nil
+	}
+	if err := s.openNext(nil); err != nil {
+		return err
+	}
+	return s.build(false, true)
+}
+
+// poolEncodings are the pooled transactions' admission encodings.
+func (s *Sequencer) poolEncodings() [][]byte {
+	all := s.pool.All()
+	out := make([][]byte, 0, len(all))
+	for _, e := range all {
+		if raw, err := e.Tx.MarshalBinary(); err == nil {
+			out = append(out, raw)
+		}
+	}
+	return out
+}
+
+// readmit adds logged admissions back to the pool; those no longer valid
+// are dropped. It returns how many were admitted.
+func (s *Sequencer) readmit(admits [][]byte) int {
+	n := 0
+	for _, raw := range admits {
+		tx := new(types.Transaction)
+		if tx.UnmarshalBinary(raw) != nil {
+			continue
+		}
+		if _, err := s.pool.Add(tx); err == nil {
+			n++
+		}
+	}
+	return n
+}
