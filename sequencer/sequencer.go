@@ -122,6 +122,19 @@ type Chain interface {
 	Finalized() *types.Header
 	SetSafe(h *types.Header)
 	SetFinalized(h *types.Header)
+	// SetHead rewinds the chain to its block n (evm_revert): the blocks
+	// above stop being canonical and their state is gone.
+	SetHead(n uint64) error
+}
+
+// Reforker is a chain forked from an upstream (*fork.Chain): anvil_reset
+// forks it again instead of going back to genesis.
+type Reforker interface {
+	// Reset forks again at block (nil: the upstream's head) of url ("":
+	// the same upstream); everything local is dropped.
+	Reset(ctx context.Context, url string, block *uint64) error
+	// ForkBlock is the block the chain is forked at.
+	ForkBlock() *types.Header
 }
 
 var _ Chain = (*chain.Chain)(nil)

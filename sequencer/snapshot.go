@@ -2,6 +2,7 @@ package sequencer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -127,14 +128,45 @@ func (s *Sequencer) Revert(ctx context.Context, id uint64) (bool, error) {
 	return found, err
 }
 
-// Reset goes back to a fresh chain: the genesis block, an empty pool and
-// pending block, no snapshots, the wall clock (anvil_reset without
-// forking parameters). Coinbase, gas limit and impersonated accounts stay,
-// as anvil keeps them.
-func (s *Sequencer) Reset(ctx context.Context) error {
+// ResetOptions are anvil_reset's forking parameters.
+type ResetOptions struct {
+	// URL is the upstream to fork ("": the same one).
+	URL string
+	// Block is the block to fork at (nil: the upstream's head).
+	Block *uint64
+	// Fork says the parameters were given; without them a fork is forked
+	// again at its fork block.
+	Fork bool
+}
+
+// Reset goes back to a fresh chain (anvil_reset): the genesis block, or on
+// a fork the fork block (forked again in place, at opts' block and
+// upstream when given), with an empty pool and pending block, no
+// snapshots and the wall clock. Coinbase, gas limit and impersonated
+// accounts stay, as anvil keeps them. Forking parameters on a chain that is
+// not a fork are refused.
+func (s *Sequencer) Reset(ctx context.Context, opts ResetOptions) error {
 	return s.do(ctx, func() error {
-		g := s.chain.Genesis()
-		return s.rewindTo(&rewind{Target: snapshotState{Number: 0, Hash: g.Hash()}, Drop: 0, Reset: true})
+		rf, forked := s.chain.(Reforker)
+		if !forked {
+			if opts.Fork {
+				return &RefusedError{errors.New("this node is not a fork: anvil_reset with forking parameters needs a node started with --fork-url")}
+			}
+			g := s.chain.HeaderByNumber(0)
+			return s.rewindTo(&rewind{Target: snapshotState{Number: 0, Hash: g.Hash()}, Drop: 0, Reset: true})
+		}
+		block := opts.Block
+		if !opts.Fork {
+			n := rf.ForkBlock().Number.Uint64()
+			block = &n
+		}
+		// The fork is replaced before the rewind is logged: its target is
+		// the new fork block, known only now.
+		if err := rf.Reset(ctx, opts.URL, block); err != nil {
+			return &RefusedError{err}
+		}
+		head := s.chain.Head()
+		return s.rewindTo(&rewind{Target: snapshotState{Number: head.Number.Uint64(), Hash: head.Hash()}, Drop: 0, Reset: true})
 	})
 }
 

@@ -130,7 +130,7 @@ func TestReset(t *testing.T) {
 	}
 	h.transfer(0, common.Address{0xc1}, 1)
 	h.seq.Snapshot(ctx)
-	if err := h.seq.Reset(ctx); err != nil {
+	if err := h.seq.Reset(ctx, ResetOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(h *harness, step string) {
