@@ -10,20 +10,31 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/preconf/preconf/impersonate"
 	"github.com/preconf/preconf/rpc"
 )
 
 func (a *API) accounts(context.Context, rpc.Params) (any, error) { return a.list, nil }
 
-// buildTx fills defaults (nonce, fees, gas) and signs with the dev key.
+// buildTx fills defaults (nonce, fees, gas) and signs with the dev key, or
+// marks the transaction as sent by an impersonated account
+// (anvil_impersonateAccount) that has none.
 func (a *API) buildTx(ctx context.Context, args *txArgs) (*types.Transaction, error) {
 	key, err := a.key(args)
-	if err != nil {
+	impersonated := err != nil && args.From != nil && a.s.Impersonating(*args.From)
+	if err != nil && !impersonated {
 		return nil, err
 	}
 	tx, err := a.fillTx(ctx, args)
 	if err != nil {
 		return nil, err
+	}
+	if impersonated {
+		marked, err := impersonate.Sign(tx, a.s.signer, *args.From)
+		if err != nil {
+			return nil, &rpc.ServerError{Msg: err.Error()}
+		}
+		return marked, nil
 	}
 	signed, err := types.SignTx(tx, a.s.signer, key)
 	if err != nil {
@@ -71,7 +82,9 @@ func (a *API) sendTransaction(ctx context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.s.Admit(tx); err != nil {
+	// admit, not Admit: the transaction was built here, and an impersonated
+	// sender's mark is the node's own.
+	if _, err := a.s.admit(tx); err != nil {
 		return nil, poolError(err)
 	}
 	return tx.Hash(), nil
