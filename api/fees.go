@@ -162,11 +162,17 @@ func (a *API) gasPrice(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(0); err != nil {
 		return nil, err
 	}
+	return (*hexutil.Big)(a.GasPrice()), nil
+}
+
+// GasPrice is eth_gasPrice's answer: the suggested tip plus the head's
+// base fee.
+func (a *API) GasPrice() *big.Int {
 	tip := a.suggestTip()
 	if head := a.chain.Head(); head.BaseFee != nil {
 		tip.Add(tip, head.BaseFee)
 	}
-	return (*hexutil.Big)(tip), nil
+	return tip
 }
 
 func (a *API) maxPriorityFeePerGas(_ context.Context, p rpc.Params) (any, error) {
