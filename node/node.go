@@ -21,6 +21,7 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/preconf/preconf/anvil"
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/feed"
@@ -325,6 +326,8 @@ func (n *Node) startSequencer(reads *api.API) error {
 		n.OnClose(n.Fork.StopWaiting)
 	}
 	seq.Register(n.RPC, reads, reads)
+	anvil.Register(n.RPC, seq, anvil.Options{Version: api.Version, Fork: n.Fork,
+		GasPrice: func(context.Context) (*big.Int, error) { return reads.GasPrice(), nil }})
 	return nil
 }
 
