@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"runtime/debug"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -197,6 +198,8 @@ type forkedNetwork struct {
 // metadata is anvil_metadata's answer (hardhat_metadata's fields too).
 type metadata struct {
 	ClientVersion     string            `json:"clientVersion"`
+	ClientSemver      string            `json:"clientSemver"`
+	ClientCommitSha   string            `json:"clientCommitSha"`
 	ChainID           uint64            `json:"chainId"`
 	InstanceID        common.Hash       `json:"instanceId"`
 	LatestBlockNumber uint64            `json:"latestBlockNumber"`
@@ -214,7 +217,7 @@ func (a *API) metadata(ctx context.Context, p rpc.Params) (any, error) {
 	c := a.s.Chain()
 	head, config := c.Head(), c.Config()
 	out := &metadata{
-		ClientVersion: a.opts.Version, ChainID: config.ChainID.Uint64(), InstanceID: *a.instance.Load(),
+		ClientVersion: a.opts.Version, ClientSemver: semver(a.opts.Version), ClientCommitSha: commit(), ChainID: config.ChainID.Uint64(), InstanceID: *a.instance.Load(),
 		LatestBlockNumber: head.Number.Uint64(), LatestBlockHash: head.Hash(), Snapshots: map[string][2]any{},
 	}
 	if f := a.opts.Fork; f != nil {
@@ -225,4 +228,23 @@ func (a *API) metadata(ctx context.Context, p rpc.Params) (any, error) {
 		out.Snapshots[fmt.Sprintf("%#x", s.ID)] = [2]any{s.Number, s.Hash}
 	}
 	return out, nil
+}
+
+// semver is the version number of a client version ("preconf/v0.1.0" →
+// "0.1.0").
+func semver(version string) string {
+	_, v, _ := strings.Cut(version, "/")
+	return strings.TrimPrefix(v, "v")
+}
+
+// commit is the VCS revision the binary was built from ("" when unknown).
+func commit() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return ""
 }
