@@ -82,6 +82,8 @@ var calls = []call{
 	c("hardhat_setStorageAt", q(`["%s","0x0002","%s"]`, x, slot1)),
 	c("eth_getStorageAt", q(`["%s","0x1","pending"]`, x)),
 	c("eth_getStorageAt", q(`["%s","0x2","pending"]`, x)),
+	c("anvil_setStorageAt", q(`["%s","0x1","%s"]`, z, slot1)), // an empty account keeps it
+	c("eth_getStorageAt", q(`["%s","0x1","pending"]`, z)),
 	c("anvil_setCoinbase", q(`["%s"]`, x)),
 	c("anvil_setCoinbase", `["0x1"]`),
 	c("hardhat_setCoinbase", q(`["%s"]`, y)),

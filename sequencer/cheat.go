@@ -193,6 +193,12 @@ func applyWrites(b *openBlock, writes []Write) {
 			t.Slot(w.Addr, w.Slot)
 		}
 	}
+	// Settle the writes without EIP-161's removal of empty accounts: a
+	// slot set on an account without balance, nonce or code stays, as
+	// anvil keeps it (the next Finalise(true), after a transaction, would
+	// otherwise delete the account with its storage). Every transaction
+	// before was finalised already by its own execution.
+	db.Finalise(false)
 }
 
 // afterCheat publishes the cheat just applied as a flashblock (logged
