@@ -87,6 +87,9 @@ func (a *API) sendTransaction(ctx context.Context, p rpc.Params) (any, error) {
 	if _, err := a.s.admit(tx); err != nil {
 		return nil, poolError(err)
 	}
+	if err := a.s.automine(ctx); err != nil {
+		return nil, mineError(err)
+	}
 	return tx.Hash(), nil
 }
 

@@ -211,7 +211,7 @@ func (s *Sequencer) flashblock() error { return s.build(true, true) }
 // executable transactions on a timed schedule; empty under manual mining,
 // where they wait for the next pre-confirmation or mine (which re-open the
 // block at their own time first: freshen).
-func (s *Sequencer) firstFlashblock() error { return s.build(!s.cfg.Manual, true) }
+func (s *Sequencer) firstFlashblock() error { return s.build(!s.mode.manual, true) }
 
 // preconfirm is manual mining's flashblock: it pre-confirms what the pool
 // has ready (and the deposits injected since), in a block re-opened at the

@@ -35,7 +35,7 @@ func decodeRawTx(p rpc.Params) (*types.Transaction, error) {
 	return tx, nil
 }
 
-func (a *API) sendRawTransaction(_ context.Context, p rpc.Params) (any, error) {
+func (a *API) sendRawTransaction(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(1); err != nil {
 		return nil, err
 	}
@@ -46,7 +46,20 @@ func (a *API) sendRawTransaction(_ context.Context, p rpc.Params) (any, error) {
 	if _, err := a.s.Admit(tx); err != nil {
 		return nil, poolError(err)
 	}
+	if err := a.s.automine(ctx); err != nil {
+		return nil, mineError(err)
+	}
 	return tx.Hash(), nil
+}
+
+// mineError answers a failed automine seal (the transaction is admitted
+// and durable; the sequencer says why it could not seal).
+func mineError(err error) error {
+	var coded rpc.Error
+	if errors.As(err, &coded) {
+		return err
+	}
+	return &rpc.InternalError{Msg: "transaction admitted, but the automine seal failed: " + err.Error()}
 }
 
 // syncTimeout reads the optional timeout in milliseconds (a number or a hex
@@ -110,6 +123,9 @@ func (a *API) sendRawTransactionSync(ctx context.Context, p rpc.Params) (any, er
 			Msg:  fmt.Sprintf("nonce too high: tx nonce %d, expected nonce %d (the transaction is queued until the gap is filled)", tx.Nonce(), res.NextNonce),
 			Data: hexutil.Uint64(res.NextNonce).String(),
 		}
+	}
+	if err := a.s.automine(ctx); err != nil {
+		return nil, mineError(err)
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

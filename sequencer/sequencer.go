@@ -49,6 +49,9 @@ type Config struct {
 	// and are pre-confirmed every Interval, or not before the mine when
 	// Interval is 0.
 	Manual bool
+	// Automine seals a block as soon as a transaction is admitted (anvil's
+	// default, --automine); it implies Manual.
+	Automine bool
 	// Coinbase receives the priority fees.
 	Coinbase common.Address
 	// SafeLag and FinalizedLag: after sealing block n, block n-SafeLag is
@@ -165,6 +168,9 @@ type Sequencer struct {
 	// snapList is their list for other goroutines.
 	snapshots []*snapshotState
 	snapList  atomic.Pointer[[]SnapshotInfo]
+	// mode is the mining mode (mode.go), modeShared its copy for readers.
+	mode       mode
+	modeShared atomic.Pointer[MiningMode]
 
 	waitMu  sync.Mutex
 	waiters map[common.Hash][]chan struct{}
@@ -202,6 +208,7 @@ type Stats struct {
 
 // New creates a sequencer over c, publishing to src. It does not run yet.
 func New(cfg Config, c Chain, src *pending.Source) (*Sequencer, error) {
+	cfg.Manual = cfg.Manual || cfg.Automine
 	switch {
 	case cfg.Manual:
 		if cfg.Interval < 0 {
@@ -237,6 +244,11 @@ func New(cfg Config, c Chain, src *pending.Source) (*Sequencer, error) {
 	s.set = &settings{coinbase: cfg.Coinbase}
 	s.share()
 	s.shareSnapshots()
+	s.mode = mode{manual: cfg.Manual, automine: cfg.Automine}
+	if !cfg.Manual {
+		s.mode.perBlock = uint64(cfg.BlockTime / cfg.Interval)
+	}
+	s.shareMode()
 	return s, nil
 }
 
@@ -340,10 +352,6 @@ func (s *Sequencer) Err() error {
 // handed over by do.
 func (s *Sequencer) loop() {
 	defer close(s.done)
-	var perBlock uint64
-	if !s.cfg.Manual {
-		perBlock = uint64(s.cfg.BlockTime / s.cfg.Interval)
-	}
 	timer := time.NewTimer(s.cfg.Interval)
 	defer timer.Stop()
 	ticks := timer.C
@@ -371,7 +379,7 @@ func (s *Sequencer) loop() {
 			next = now.Add(s.cfg.Interval)
 		}
 		timer.Reset(time.Until(next))
-		if err := s.tick(perBlock); err != nil {
+		if err := s.tick(); err != nil {
 			s.fail(err)
 			return
 		}
@@ -384,11 +392,11 @@ func (s *Sequencer) fail(err error) {
 	s.failed.Store(&err)
 }
 
-func (s *Sequencer) tick(perBlock uint64) error {
+func (s *Sequencer) tick() error {
 	switch {
-	case s.cfg.Manual:
+	case s.mode.manual:
 		return s.preconfirm()
-	case s.blk.index < perBlock:
+	case s.blk.index < s.mode.perBlock:
 		return s.flashblock()
 	}
 	return s.rollover()

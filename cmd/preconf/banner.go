@@ -106,6 +106,8 @@ func devBanner(w io.Writer, cfg node.Config, n *node.Node) error {
 	if cfg.BlockTime > 0 {
 		fmt.Fprintf(&b, "Pre-confirmed:     a flashblock every %v (read it at \"pending\")\nSealed:            a block every %v (\"latest\")\n",
 			cfg.Sequencer.Interval, cfg.BlockTime)
+	} else if cfg.Sequencer.Automine {
+		fmt.Fprintf(&b, "Sealed:            a block per transaction (--automine)\n")
 	} else {
 		fmt.Fprintf(&b, "Sealed:            never (--block-time 0)\n")
 	}

@@ -16,6 +16,7 @@ import (
 // (not used with --no-sequencer).
 var sequencerFlags = []cli.Flag{
 	&cli.DurationFlag{Name: "flashblock-interval", Value: sequencer.DefaultInterval, Usage: "pre-confirm pending transactions this often (a flashblock); --block-time must be a multiple of it; with --block-time 0, 0 keeps transactions in the pool until a block is mined", EnvVars: envName("flashblock-interval")},
+	&cli.BoolFlag{Name: "automine", Usage: "seal a block as soon as a transaction arrives (anvil's default mining; evm_setAutomine switches it at run time); instead of --block-time", EnvVars: envName("automine")},
 	&cli.StringFlag{Name: "miner", Value: "0x0000000000000000000000000000000000000000", Usage: "fee recipient (coinbase) of sealed blocks (zero: on an OP-stack chain the SequencerFeeVault 0x4200…0011)", EnvVars: envName("miner")},
 	&cli.Uint64Flag{Name: "safe-lag", Value: sequencer.DefaultSafeLag, Usage: "the \"safe\" block is this many blocks behind latest", EnvVars: envName("safe-lag")},
 	&cli.Uint64Flag{Name: "finalized-lag", Value: sequencer.DefaultFinalizedLag, Usage: "the \"finalized\" block is this many blocks behind latest", EnvVars: envName("finalized-lag")},
@@ -30,6 +31,13 @@ func init() { nodeFlags = append(nodeFlags, sequencerFlags...) }
 
 // applySequencerFlags sets cfg.Sequencer from the flags.
 func applySequencerFlags(c *cli.Context, cfg *node.Config) error {
+	automine := c.Bool("automine") && !c.Bool("no-sequencer")
+	if automine {
+		if c.IsSet("block-time") && cfg.BlockTime > 0 {
+			return fmt.Errorf("--automine seals a block per transaction: it cannot be given with --block-time %v", cfg.BlockTime)
+		}
+		cfg.BlockTime, cfg.ManualMining = 0, true
+	}
 	interval := c.Duration("flashblock-interval")
 	switch {
 	case interval < 0:
@@ -53,6 +61,7 @@ func applySequencerFlags(c *cli.Context, cfg *node.Config) error {
 	}
 	cfg.Sequencer = sequencer.Config{
 		Interval:     interval,
+		Automine:     automine,
 		Coinbase:     common.HexToAddress(miner),
 		SafeLag:      c.Uint64("safe-lag"),
 		FinalizedLag: c.Uint64("finalized-lag"),
