@@ -16,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common/hexutil"
+
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/sequencer"
 )
 
 // The methods' answers are checked against anvil 1.7.1's, recorded once
@@ -149,6 +152,19 @@ var calls = []call{
 	c("eth_blockNumber", `[]`),
 	c("eth_getBalance", q(`["%s","pending"]`, x)),
 	c("hardhat_reset", `[]`),
+	// mining modes (anvil starts with automine, this node with manual mining)
+	c("evm_setAutomine", `[false]`),
+	c("anvil_getAutomine", `[]`),
+	c("anvil_getIntervalMining", `[]`),
+	c("evm_setAutomine", `[true]`),
+	c("hardhat_getAutomine", `[]`),
+	c("anvil_getIntervalMining", `[]`),
+	c("evm_setAutomine", `[]`),
+	c("evm_setAutomine", `["true"]`),
+	c("anvil_setIntervalMining", `[0]`),
+	c("anvil_getAutomine", `[]`),
+	c("anvil_getIntervalMining", `[]`),
+	c("anvil_setIntervalMining", `[]`),
 }
 
 // answer is a recorded exchange.
@@ -310,5 +326,72 @@ func record(t *testing.T, bin string) {
 	enc, _ := json.MarshalIndent(out, "", "  ")
 	if err := os.WriteFile(filepath.FromSlash(recording), append(enc, '\n'), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMiningModes: automine seals a block per sent transaction (its
+// receipt is at latest when the send returns), interval mining seals on
+// its own, and turning both off leaves blocks to evm_mine.
+func TestMiningModes(t *testing.T) {
+	n, err := node.New(node.Config{DataDir: t.TempDir(), ManualMining: true, Sequencer: sequencer.Config{Interval: 100 * time.Millisecond},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Start(nil); err != nil {
+		t.Fatal(err)
+	}
+	url := n.URL()
+	must := func(method, params string) json.RawMessage {
+		t.Helper()
+		a := post(t, url, c(method, params))
+		if a.Error != nil {
+			t.Fatalf("%s %s: %d %s", method, params, a.Error.Code, a.Error.Message)
+		}
+		return a.Result
+	}
+	head := func() uint64 {
+		var h hexutil.Uint64
+		json.Unmarshal(must("eth_blockNumber", `[]`), &h)
+		return uint64(h)
+	}
+	accounts := must("eth_accounts", `[]`)
+	var from []string
+	json.Unmarshal(accounts, &from)
+	must("evm_setAutomine", `[true]`)
+	for i, want := range []uint64{1, 2} {
+		var hash string
+		json.Unmarshal(must("eth_sendTransaction", q(`[{"from":"%s","to":"%s","value":"0x1"}]`, from[0], x)), &hash)
+		if got := head(); got != want {
+			t.Fatalf("send %d under automine: head %d, want %d", i, got, want)
+		}
+		var r struct{ BlockNumber hexutil.Uint64 }
+		json.Unmarshal(must("eth_getTransactionReceipt", q(`["%s"]`, hash)), &r)
+		if uint64(r.BlockNumber) != want {
+			t.Fatalf("receipt in block %d, want %d", r.BlockNumber, want)
+		}
+	}
+	must("evm_setAutomine", `[false]`)
+	must("eth_sendTransaction", q(`[{"from":"%s","to":"%s","value":"0x1"}]`, from[0], x))
+	if got := head(); got != 2 {
+		t.Fatalf("automine off: head %d after a send", got)
+	}
+	must("anvil_setIntervalMining", `[1]`)
+	if got := string(must("anvil_getIntervalMining", `[]`)); got != "1" {
+		t.Fatalf("interval %s", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for head() < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("interval mining: head %d after 10 s", head())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	must("anvil_setIntervalMining", `[0]`)
+	stopped := head()
+	time.Sleep(1500 * time.Millisecond)
+	if got := head(); got != stopped {
+		t.Fatalf("interval mining off: head went from %d to %d", stopped, got)
 	}
 }
