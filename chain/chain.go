@@ -108,6 +108,7 @@ func open(db ethdb.Database, genesis *core.Genesis, logger *slog.Logger) (*Chain
 	bcfg.ArchiveMode = true // every block's state is committed: reads at any height
 	bcfg.TxLookupLimit = 0  // index every transaction
 	bcfg.SnapshotWait = true
+	bcfg.Preimages = true // trie keys' preimages: anvil_dumpState lists accounts and slots by address and key
 	// Pre-merge blocks of imported chains carry PoW seals we do not verify
 	// (the same trust as `geth import` of a known file); PoS blocks are fully
 	// verified by the beacon engine.
