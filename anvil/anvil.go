@@ -92,6 +92,8 @@ func (a *API) methods() []method {
 		{[]string{"anvil_reset", "hardhat_reset"}, a.reset},
 		{[]string{"anvil_dropTransaction", "hardhat_dropTransaction"}, a.dropTransaction},
 		{[]string{"anvil_dropAllTransactions", "hardhat_dropAllTransactions"}, a.dropAllTransactions},
+		{[]string{"anvil_dumpState", "hardhat_dumpState"}, a.dumpState},
+		{[]string{"anvil_loadState", "hardhat_loadState"}, a.loadState},
 		{[]string{"anvil_nodeInfo"}, a.nodeInfo},
 		{[]string{"anvil_metadata", "hardhat_metadata"}, a.metadata},
 	}
