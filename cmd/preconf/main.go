@@ -160,8 +160,17 @@ func runNode(c *cli.Context) error {
 		}
 		cfg.Genesis = chain.DevGenesis()
 	}
+	files, err := stateFileFlags(c)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
+	}
 	n, err := node.New(cfg)
 	if err != nil {
+		return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
+	}
+	// Loaded before serving: the first answer already has the state.
+	if err := files.loadInto(n); err != nil {
+		n.Close()
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 1)
 	}
 	// Catch SIGTERM before serving: a client that sees the node answer may
@@ -179,5 +188,8 @@ func runNode(c *cli.Context) error {
 	}
 	<-sig
 	logger.Info("shutting down")
+	if err := files.dumpFrom(n); err != nil {
+		logger.Error("state not dumped", "err", err)
+	}
 	return n.Close()
 }
