@@ -72,6 +72,7 @@ func (a *API) methods() []method {
 		{[]string{"anvil_setCode", "hardhat_setCode"}, a.setCode},
 		{[]string{"anvil_setNonce", "hardhat_setNonce", "evm_setAccountNonce"}, a.setNonce},
 		{[]string{"anvil_setStorageAt", "hardhat_setStorageAt"}, a.setStorageAt},
+		{[]string{"anvil_dealERC20", "hardhat_dealERC20"}, a.dealERC20},
 		{[]string{"anvil_setCoinbase", "hardhat_setCoinbase"}, a.setCoinbase},
 		{[]string{"anvil_setNextBlockBaseFeePerGas", "hardhat_setNextBlockBaseFeePerGas"}, a.setNextBaseFee},
 		{[]string{"anvil_setBlockGasLimit", "evm_setBlockGasLimit"}, a.setBlockGasLimit},

@@ -34,9 +34,10 @@ import (
 // (go run ./bench -install anvil prints the path).
 
 const (
-	x = "0x00000000000000000000000000000000000000a1"
-	y = "0x00000000000000000000000000000000000000a2"
-	z = "0x00000000000000000000000000000000000000a3"
+	x   = "0x00000000000000000000000000000000000000a1"
+	y   = "0x00000000000000000000000000000000000000a2"
+	z   = "0x00000000000000000000000000000000000000a3"
+	tok = "0x00000000000000000000000000000000000000a4"
 )
 
 // call is one request of the table; shape compares only the result's JSON
@@ -87,6 +88,14 @@ var calls = []call{
 	c("eth_getStorageAt", q(`["%s","0x2","pending"]`, x)),
 	c("anvil_setStorageAt", q(`["%s","0x1","%s"]`, z, slot1)), // an empty account keeps it
 	c("eth_getStorageAt", q(`["%s","0x1","pending"]`, z)),
+	// dealERC20: a token whose balanceOf reads keccak(owner, 3)
+	c("anvil_setCode", q(`["%s","0x600435600052600360205260406000205460005260206000f3"]`, tok)),
+	c("anvil_dealERC20", q(`["%s","%s","0x2a"]`, y, tok)),
+	c("eth_call", q(`[{"to":"%s","data":"0x70a08231000000000000000000000000%s"},"pending"]`, tok, y[2:])),
+	c("hardhat_dealERC20", q(`["%s","%s","1000000"]`, y, tok)),
+	c("eth_call", q(`[{"to":"%s","data":"0x70a08231000000000000000000000000%s"},"pending"]`, tok, y[2:])),
+	c("anvil_dealERC20", q(`["%s","%s","0x2a"]`, y, x)),
+	c("anvil_dealERC20", q(`["%s","%s"]`, y, tok)),
 	c("anvil_setCoinbase", q(`["%s"]`, x)),
 	c("anvil_setCoinbase", `["0x1"]`),
 	c("hardhat_setCoinbase", q(`["%s"]`, y)),

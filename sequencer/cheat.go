@@ -100,13 +100,13 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Cheat changes the open block's state: on the sequencer goroutine, plan
 // reads the open block's state and returns the writes to make (or a
-// refusal, which changes nothing); they are applied, logged and published
+// refusal, which changes nothing; the view is a Caller); they are applied, logged and published
 // as a flashblock before Cheat returns, so that a read at "pending" right
 // after sees them and a crash after it keeps them.
 func (s *Sequencer) Cheat(ctx context.Context, plan func(StateView) ([]Write, error)) error {
 	var refused error
 	err := s.do(ctx, func() error {
-		writes, err := plan(s.blk.statedb)
+		writes, err := plan(&cheatView{StateDB: s.blk.statedb, s: s, b: s.blk})
 		if err == nil {
 			for i := range writes {
 				if err = writes[i].check(); err != nil {
