@@ -161,6 +161,14 @@ var calls = []call{
 	c("eth_blockNumber", `[]`),
 	c("eth_getBalance", q(`["%s","pending"]`, x)),
 	c("hardhat_reset", `[]`),
+	// mining on demand
+	c("anvil_mine", `[]`),
+	c("anvil_mine", `["0x2","0x10"]`),
+	c("hardhat_mine", `[2]`),
+	c("anvil_mine", `[{"blocks":2}]`),
+	c("evm_mine", `[{"timestamp":null,"blocks":2}]`),
+	c("evm_mine", `["0x2","0x10"]`),
+	c("eth_blockNumber", `[]`),
 	// mining modes (anvil starts with automine, this node with manual mining)
 	c("evm_setAutomine", `[false]`),
 	c("anvil_getAutomine", `[]`),
