@@ -389,6 +389,12 @@ func TestMiningModes(t *testing.T) {
 			t.Fatalf("receipt in block %d, want %d", r.BlockNumber, want)
 		}
 	}
+	// A nonce gap is not ready: nothing is sealed for it.
+	must("eth_sendTransaction", q(`[{"from":"%s","to":"%s","value":"0x1","nonce":"0x9"}]`, from[0], x))
+	if got := head(); got != 2 {
+		t.Fatalf("automine sealed for a queued transaction: head %d", got)
+	}
+	must("anvil_dropAllTransactions", `[]`)
 	must("evm_setAutomine", `[false]`)
 	must("eth_sendTransaction", q(`[{"from":"%s","to":"%s","value":"0x1"}]`, from[0], x))
 	if got := head(); got != 2 {

@@ -84,10 +84,11 @@ func (a *API) sendTransaction(ctx context.Context, p rpc.Params) (any, error) {
 	}
 	// admit, not Admit: the transaction was built here, and an impersonated
 	// sender's mark is the node's own.
-	if _, err := a.s.admit(tx); err != nil {
+	res, err := a.s.admit(tx)
+	if err != nil {
 		return nil, poolError(err)
 	}
-	if err := a.s.automine(ctx); err != nil {
+	if err := a.s.automine(ctx, res); err != nil {
 		return nil, mineError(err)
 	}
 	return tx.Hash(), nil

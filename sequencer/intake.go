@@ -43,10 +43,11 @@ func (a *API) sendRawTransaction(ctx context.Context, p rpc.Params) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.s.Admit(tx); err != nil {
+	res, err := a.s.Admit(tx)
+	if err != nil {
 		return nil, poolError(err)
 	}
-	if err := a.s.automine(ctx); err != nil {
+	if err := a.s.automine(ctx, res); err != nil {
 		return nil, mineError(err)
 	}
 	return tx.Hash(), nil
@@ -124,7 +125,7 @@ func (a *API) sendRawTransactionSync(ctx context.Context, p rpc.Params) (any, er
 			Data: hexutil.Uint64(res.NextNonce).String(),
 		}
 	}
-	if err := a.s.automine(ctx); err != nil {
+	if err := a.s.automine(ctx, res); err != nil {
 		return nil, mineError(err)
 	}
 	timer := time.NewTimer(timeout)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/preconf/preconf/txpool"
 )
 
 // Mining modes, switched at run time by evm_setAutomine and
@@ -79,9 +81,10 @@ func (s *Sequencer) SetIntervalMining(ctx context.Context, secs uint64) error {
 
 // automine seals a block after an admitted transaction when automine is
 // on: the transaction and whatever else is ready (as anvil's automine
-// mines every ready transaction).
-func (s *Sequencer) automine(ctx context.Context) error {
-	if !s.Mode().Automine {
+// mines every ready transaction). A queued one (a nonce gap) is not ready:
+// nothing is sealed for it.
+func (s *Sequencer) automine(ctx context.Context, res txpool.Result) error {
+	if !s.Mode().Automine || res.Queued {
 		return nil
 	}
 	return s.Mine(ctx, MineOptions{Blocks: 1})
