@@ -64,4 +64,3 @@ func (v *cheatView) TryCall(writes []Write, to common.Address, data []byte) ([]b
 	}
 	return ret, slots, err
 }
-
