@@ -57,6 +57,18 @@ func Register(srv *rpc.Server, s *sequencer.Sequencer, opts Options) {
 	}
 }
 
+// RegisterDisabled answers every method with sequencer.ErrNoSequencer on a
+// node without a sequencer (--no-sequencer): there is no open block to
+// change.
+func RegisterDisabled(srv *rpc.Server) {
+	refuse := func(context.Context, rpc.Params) (any, error) { return nil, sequencer.ErrNoSequencer }
+	for _, m := range (&API{}).methods() {
+		for _, name := range m.names {
+			srv.Register(name, refuse)
+		}
+	}
+}
+
 type method struct {
 	names []string
 	h     rpc.Handler

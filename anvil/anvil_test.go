@@ -418,3 +418,19 @@ func TestMiningModes(t *testing.T) {
 		t.Fatalf("interval mining off: head went from %d to %d", stopped, got)
 	}
 }
+
+// TestNoSequencer: without a sequencer the methods answer why.
+func TestNoSequencer(t *testing.T) {
+	n, err := node.New(node.Config{DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Start(nil); err != nil {
+		t.Fatal(err)
+	}
+	a := post(t, n.URL(), c("anvil_setBalance", q(`["%s","0x1"]`, x)))
+	if a.Error == nil || a.Error.Code != -32000 || !strings.Contains(a.Error.Message, "does not sequence") {
+		t.Fatalf("anvil_setBalance without a sequencer: %+v", a.Error)
+	}
+}

@@ -303,6 +303,7 @@ func (n *Node) startWallet(chainID *big.Int) error {
 func (n *Node) startSequencer(reads *api.API) error {
 	if n.cfg.BlockTime <= 0 && !n.cfg.ManualMining {
 		sequencer.RegisterDisabled(n.RPC)
+		anvil.RegisterDisabled(n.RPC)
 		return nil
 	}
 	scfg := n.cfg.Sequencer
