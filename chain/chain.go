@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/consensus/beacon"
@@ -17,7 +16,6 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
-	"github.com/ethereum/go-ethereum/core/state/snapshot"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/params"
@@ -127,32 +125,8 @@ func open(db ethdb.Database, genesis *core.Genesis, logger *slog.Logger) (*Chain
 
 // Close flushes and closes the store.
 func (c *Chain) Close() error {
-	c.waitSnapshot(10 * time.Second)
 	c.bc.Stop()
 	return c.db.Close()
-}
-
-// waitSnapshot waits, at most d, for a state snapshot being generated (a
-// rebuild after SetHead) to be complete: go-ethereum's generator releases
-// its database iterators only after it has answered the stop, so a store
-// closed right after finds them open.
-func (c *Chain) waitSnapshot(d time.Duration) {
-	snaps := c.bc.Snapshots()
-	if snaps == nil {
-		return
-	}
-	root := c.Head().Root
-	for deadline := time.Now().Add(d); ; {
-		it, err := snaps.AccountIterator(root, common.Hash{})
-		if err == nil {
-			it.Release()
-			return
-		}
-		if !errors.Is(err, snapshot.ErrNotConstructed) || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // Config is the chain configuration (forks, chain id).
