@@ -103,9 +103,8 @@ func (c *Chain) SetHead(n uint64) error {
 			return fmt.Errorf("set head to %d: the chain went to block %d (%v) instead: its state is missing", n, got.Number, got.Hash())
 		}
 	}
-	// The snapshot's disk layer must be n's state: a crash that later
-	// finds a head without state rewinds to that layer (see Flush), and
-	// nothing above n may be what it rewinds to.
+	// The state snapshot follows the head: flattened onto n's state, or
+	// rebuilt from it, so that no layer above n is read again.
 	if snaps := c.bc.Snapshots(); snaps != nil {
 		if snaps.Snapshot(target.Root) == nil {
 			snaps.Rebuild(target.Root)
