@@ -61,41 +61,51 @@ type openBlock struct {
 
 // openNext opens the block on top of the chain head. env, when given (WAL
 // replay), fixes the environment; otherwise it is chosen now.
-func (s *Sequencer) openNext(env *record) error {
-	parent := s.chain.Head()
-	b, err := s.newBlock(parent, s.blockEnv(parent, env))
-	if err != nil {
-		return err
-	}
-	if s.op != nil && env == nil {
-		// Replay applies the deposits from the log instead.
-		if err := s.openDeposits(b); err != nil {
-			return err
-		}
-	}
-	s.blk = b
-	return nil
-}
+func (s *Sequencer) openNext(env *record) error { return s.open(env, nil) }
 
 // reopen opens the open block again on the same parent with an
 // environment chosen now (time, coinbase, base fee, gas limit), keeping
-// the cheats applied to it. It must hold no transaction: their results
+// the cheats applied to it. It must hold no transaction (but an OP-stack
+// block's L1-attributes deposit, then the new time's): their results
 // depend on the environment and are pre-confirmed.
 func (s *Sequencer) reopen() error {
 	old := s.blk
 	if !old.empty() {
 		return fmt.Errorf("re-opening block %d with %d transactions", old.header.Number, len(old.txs))
 	}
-	if err := s.openNext(nil); err != nil {
+	return s.open(nil, old.cheats)
+}
+
+// open opens the block on top of the chain head with the cheats applied.
+// On an OP-stack chain a block opened now starts with its L1-attributes
+// deposit, then the cheats, then the user deposits queued (injected after
+// the cheats were made: on anvil --optimism too a deposit executes on top
+// of the cheats made before it is mined).
+func (s *Sequencer) open(env *record, cheats [][]byte) error {
+	parent := s.chain.Head()
+	b, err := s.newBlock(parent, s.blockEnv(parent, env))
+	if err != nil {
 		return err
 	}
-	b := s.blk
-	for _, c := range old.cheats {
+	// Replay applies the deposits from the log instead.
+	deposits := s.op != nil && env == nil
+	if deposits {
+		if err := s.openL1Deposit(b); err != nil {
+			return err
+		}
+	}
+	for _, c := range cheats {
 		if err := applyCheatEntry(b, c); err != nil {
 			return err
 		}
 		b.entries = append(b.entries, c)
 	}
+	if deposits {
+		if err := s.applyQueuedDeposits(b); err != nil {
+			return err
+		}
+	}
+	s.blk = b
 	return nil
 }
 

@@ -132,9 +132,8 @@ func (s *Sequencer) parentOrigin(parent *types.Header) *opstack.L1Info {
 	return info
 }
 
-// openDeposits applies the new block's L1-attributes deposit and the queued
-// user deposits that fit its gas limit (the rest wait for the next block).
-func (s *Sequencer) openDeposits(b *openBlock) error {
+// openL1Deposit applies the new block's L1-attributes deposit.
+func (s *Sequencer) openL1Deposit(b *openBlock) error {
 	info := s.op.l1.Next(s.parentOrigin(b.parent), b.header.Time)
 	l1tx, err := info.Deposit(s.config, b.header.Time, b.parent.Time)
 	if err != nil {
@@ -144,6 +143,12 @@ func (s *Sequencer) openDeposits(b *openBlock) error {
 		return fmt.Errorf("block %d: L1-attributes deposit: %w", b.header.Number, err)
 	}
 	b.l1 = info
+	return nil
+}
+
+// applyQueuedDeposits applies the queued user deposits that fit the new
+// block's gas limit (the rest wait for the next block).
+func (s *Sequencer) applyQueuedDeposits(b *openBlock) error {
 	kept := s.op.queue[:0]
 	for _, tx := range s.op.queue {
 		if b.gp.Gas() < tx.Gas() {
