@@ -35,6 +35,10 @@ func (s *Sequencer) recover(recs []record) error {
 				return err
 			}
 			admits = rw.Target.Pool
+			// The deposits queued at the target replace those logged
+			// before the rewind, and go into a block opened now.
+			deposits = nil
+			s.restoreDeposits(rw.Target.Deposits)
 			if err := s.restoreOpen(rw.Target.Open); err != nil {
 				return err
 			}

@@ -13,7 +13,8 @@ import (
 // evm_snapshot and evm_revert. A snapshot is everything the sequencer
 // needs to come back to the moment it was taken: the sealed head, the open
 // block's flashblock records (its environment and entries, transactions
-// and cheats, which replay deterministically) and the pool. It is logged
+// and cheats, which replay deterministically), the pool and, on an
+// OP-stack chain, the user deposits queued for the next block. It is logged
 // (recSnapshot) and kept in the WAL by every rotation while it lives.
 // Reverting logs its intent (recRewind) first, then rewinds the chain
 // (chain.SetHead, synced), restores the pool and replays the open block,
@@ -29,6 +30,9 @@ type snapshotState struct {
 	Open []record
 	// Pool are the pooled transactions' admission encodings, oldest first.
 	Pool [][]byte
+	// Deposits are the queued user deposits' encodings, in injection
+	// order (OP-stack chains).
+	Deposits [][]byte
 }
 
 // rewind is a logged revert or reset: the state to go back to, and the
@@ -72,7 +76,7 @@ func (s *Sequencer) Snapshot(ctx context.Context) (uint64, error) {
 	var id uint64
 	err := s.do(ctx, func() error {
 		b := s.blk
-		snap := &snapshotState{ID: s.set.nextSnapshot, Number: b.parent.Number.Uint64(), Hash: b.parent.Hash(), Pool: s.poolEncodings()}
+		snap := &snapshotState{ID: s.set.nextSnapshot, Number: b.parent.Number.Uint64(), Hash: b.parent.Hash(), Pool: s.poolEncodings(), Deposits: s.depositEncodings()}
 		for _, r := range b.logged {
 			snap.Open = append(snap.Open, *r)
 		}
@@ -186,6 +190,8 @@ func (s *Sequencer) rewindTo(rw *rewind) error {
 	if err := s.rewindChain(rw); err != nil {
 		return err
 	}
+	// Before the open block: a block opened now takes them.
+	s.restoreDeposits(rw.Target.Deposits)
 	if err := s.restoreOpen(rw.Target.Open); err != nil {
 		return err
 	}
@@ -273,6 +279,36 @@ func (s *Sequencer) poolEncodings() [][]byte {
 		}
 	}
 	return out
+}
+
+// depositEncodings are the queued user deposits' encodings.
+func (s *Sequencer) depositEncodings() [][]byte {
+	if s.op == nil {
+		return nil
+	}
+	out := make([][]byte, 0, len(s.op.queue))
+	for _, tx := range s.op.queue {
+		if raw, err := tx.MarshalBinary(); err == nil {
+			out = append(out, raw)
+		}
+	}
+	return out
+}
+
+// restoreDeposits makes raws the queued user deposits (a revert's): those
+// injected since the snapshot are dropped, as the transactions pooled
+// since are.
+func (s *Sequencer) restoreDeposits(raws [][]byte) {
+	if s.op == nil {
+		return
+	}
+	s.op.queue = nil
+	for _, raw := range raws {
+		tx := new(types.Transaction)
+		if tx.UnmarshalBinary(raw) == nil && tx.IsDepositTx() {
+			s.op.queue = append(s.op.queue, tx)
+		}
+	}
 }
 
 // readmit adds logged admissions back to the pool; those no longer valid
