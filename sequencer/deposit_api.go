@@ -99,6 +99,12 @@ func (a *API) sendDeposit(ctx context.Context, d Deposit, args *txArgs) (any, er
 		}
 		return nil, &rpc.ServerError{Msg: err.Error()}
 	}
+	// Under automine the deposit is mined at once, as anvil --optimism's.
+	if a.s.Mode().Automine {
+		if err := a.s.Mine(ctx, MineOptions{Blocks: 1}); err != nil {
+			return nil, mineError(err)
+		}
+	}
 	return hash, nil
 }
 
