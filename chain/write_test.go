@@ -107,10 +107,12 @@ func sealOn(t *testing.T, c *Chain, who common.Address, v uint64, txs ...*types.
 
 // TestSetHead rewinds three sealed blocks to the first: the head, its
 // state, the lookups of the dropped blocks' transactions and a reopened
-// datadir all say block 1, and the chain goes on from it.
+// datadir all say block 1, and the chain goes on from it. It runs on the
+// plain-Ethereum dev chain: sealOn builds blocks without Isthmus's
+// withdrawals.
 func TestSetHead(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Open(Config{Dir: dir})
+	c, err := Open(Config{Dir: dir, Genesis: DevGenesis()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +153,7 @@ func TestSetHead(t *testing.T) {
 		t.Fatalf("after a new block 2: balance %d", balanceAt(c))
 	}
 	c.Close()
-	c, err = Open(Config{Dir: dir})
+	c, err = Open(Config{Dir: dir, Genesis: DevGenesis()})
 	if err != nil {
 		t.Fatal(err)
 	}
