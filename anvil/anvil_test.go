@@ -444,9 +444,20 @@ func TestMiningModes(t *testing.T) {
 		t.Fatalf("automine sealed for a queued transaction: head %d", got)
 	}
 	must("anvil_dropAllTransactions", `[]`)
+	// A deposit (the default chain is the OP-stack one) is mined at once
+	// too, as anvil --optimism's.
+	var dep string
+	json.Unmarshal(must("eth_sendTransaction", q(`[{"from":"%s","to":"%s","value":"0x5","mint":"0x5","gas":"0x5208"}]`, y, x)), &dep)
+	if got := head(); got != 3 {
+		t.Fatalf("deposit under automine: head %d, want 3", got)
+	}
+	var r struct{ BlockNumber hexutil.Uint64 }
+	if json.Unmarshal(must("eth_getTransactionReceipt", q(`["%s"]`, dep)), &r); r.BlockNumber != 3 {
+		t.Fatalf("deposit's receipt in block %d, want 3", r.BlockNumber)
+	}
 	must("evm_setAutomine", `[false]`)
 	must("eth_sendTransaction", q(`[{"from":"%s","to":"%s","value":"0x1"}]`, from[0], x))
-	if got := head(); got != 2 {
+	if got := head(); got != 3 {
 		t.Fatalf("automine off: head %d after a send", got)
 	}
 	must("anvil_setIntervalMining", `[1]`)
@@ -454,7 +465,7 @@ func TestMiningModes(t *testing.T) {
 		t.Fatalf("interval %s", got)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for head() < 4 {
+	for head() < 5 {
 		if time.Now().After(deadline) {
 			t.Fatalf("interval mining: head %d after 10 s", head())
 		}
