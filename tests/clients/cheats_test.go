@@ -20,7 +20,9 @@ import (
 // --automine, as anvil mines by default) and against anvil 1.7.1, and
 // requires the same answers. Reads are at "pending", where preconf's
 // cheats and pre-confirmations show at once (anvil answers pending from
-// the same state as latest after a cheat).
+// the same state as latest after a cheat). preconf runs its default chain,
+// the OP-stack one: the flow compares no fee (an L1 data fee is charged
+// there, none on anvil's chain).
 func TestCastCheatFlow(t *testing.T) {
 	needNode(t)
 	cast := castBin(t)
@@ -47,9 +49,11 @@ func TestCastCheatFlow(t *testing.T) {
 // castFlow runs the flow against url and returns each step's answer, named.
 func castFlow(t *testing.T, cast, url string) []string {
 	const (
-		whale    = "0x00000000000000000000000000000000000000d1"
-		to       = "0x00000000000000000000000000000000000000d2"
-		contract = "0x00000000000000000000000000000000000000d3"
+		// Above 0xff: an OP-stack genesis (preconf's default chain) funds
+		// the precompile addresses 0x00…0xff with 1 wei, anvil's does not.
+		whale    = "0x00000000000000000000000000000000000001d1"
+		to       = "0x00000000000000000000000000000000000001d2"
+		contract = "0x00000000000000000000000000000000000001d3"
 		slot     = "0x000000000000000000000000000000000000000000000000000000000000002a"
 	)
 	var out []string
