@@ -100,8 +100,8 @@ func dumpOf(t *testing.T, url string) (dumped, []byte) {
 
 // TestStateFiles: a state anvil dumped loads here (every account reads
 // back at pending); our dump lists those accounts with the same values,
-// before and after they are sealed; and our dump loads into a fresh node
-// to the same state.
+// before and after they are sealed; and our dump (with the OP-stack
+// chain's predeploys) loads into a fresh node to the same state.
 func TestStateFiles(t *testing.T) {
 	raw, err := os.ReadFile("testdata/anvil-dump-state.json")
 	if err != nil {
@@ -144,6 +144,11 @@ func TestStateFiles(t *testing.T) {
 		}
 	}
 	ours, gz := dumpOf(t, url)
+	// The default chain is the OP-stack one: the dump holds its predeploys,
+	// such as the L1Block proxy the L1-attributes deposits write.
+	if a, ok := ours.Accounts[common.HexToAddress("0x4200000000000000000000000000000000000015")]; !ok || len(a.Code) == 0 || len(a.Storage) == 0 {
+		t.Fatalf("dump without the L1Block predeploy: %+v", a)
+	}
 	n2 := newDevNode(t)
 	if got := string(rpcResult(t, n2.URL(), "anvil_loadState", q(`["%s"]`, hexutil.Encode(gz)))); got != "true" {
 		t.Fatalf("loading our gzip dump answered %s", got)
