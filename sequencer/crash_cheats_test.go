@@ -6,8 +6,6 @@ import (
 	"math/big"
 	"math/rand"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -26,20 +24,7 @@ import (
 // without a key. Blocks are sealed every second meanwhile, so cheats land
 // in open blocks, sealed ones and the WAL's rotations.
 func TestCrashCheats(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills a real node")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "preconf")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	logs, err := os.Create(filepath.Join(tmp, "node.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmp, bin, logs := crashBinary(t, "node.log")
 	defer logs.Close()
 	n := &crashNode{t: t, bin: bin, dir: filepath.Join(tmp, "data"),
 		args: func(int) []string { return []string{"--block-time", "1s", "--flashblock-interval", "100ms"} },

@@ -168,20 +168,7 @@ func TestCrashRecoveryManual(t *testing.T) {
 // chain (a second process, never killed): the forked chain's blocks, state
 // roots and recovery must hold as the local chain's do.
 func TestCrashRecoveryFork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills a real node")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "preconf")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	logs, err := os.Create(filepath.Join(tmp, "upstream.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmp, bin, logs := crashBinary(t, "upstream.log")
 	defer logs.Close()
 	timed := []string{"--block-time", "1s", "--flashblock-interval", "100ms"}
 	up := &crashNode{t: t, bin: bin, dir: filepath.Join(tmp, "upstream"), args: func(int) []string { return timed },
@@ -197,20 +184,7 @@ func TestCrashRecoveryFork(t *testing.T) {
 // start; manual mines blocks by evm_mine and anvil_mine calls; inject
 // injects user deposits meanwhile (the OP-stack dev chain).
 func crashRecovery(t *testing.T, args func(start int) []string, manual, inject bool) {
-	if testing.Short() {
-		t.Skip("builds and kills a real node")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "preconf")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	logs, err := os.Create(filepath.Join(tmp, "node.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmp, bin, logs := crashBinary(t, "node.log")
 	defer logs.Close()
 	n := &crashNode{t: t, bin: bin, dir: filepath.Join(tmp, "data"), args: args,
 		http: &http.Client{Timeout: 15 * time.Second}, logs: logs}
@@ -493,4 +467,25 @@ func waitPoolEmpty(t *testing.T, n *crashNode, manual bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// crashBinary builds preconf into a test directory and opens a log file
+// there for the nodes it starts; a crash test is skipped in -short mode.
+func crashBinary(t *testing.T, logName string) (tmp, bin string, logs *os.File) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and kills a real node")
+	}
+	tmp = t.TempDir()
+	bin = filepath.Join(tmp, "preconf")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	logs, err := os.Create(filepath.Join(tmp, logName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmp, bin, logs
 }
