@@ -71,8 +71,8 @@ type Server struct {
 	inflight atomic.Int64
 	// draining: Drain has begun and no call starts any more (see Drain).
 	draining atomic.Bool
-	// base is the parent of every fast-path request's context; Drain
-	// cancels it when in-flight requests outlast the drain.
+	// base ends when in-flight requests outlast Drain; the fast path's
+	// watcher cancels its requests with it (see fastConn.watch).
 	base  context.Context
 	abort context.CancelFunc
 }
