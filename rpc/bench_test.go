@@ -9,7 +9,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -179,4 +181,141 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRequestBookkeeping: the fast path's work around each request
+// other than reading, dispatching and writing — the request's context, the
+// watcher, the socket deadlines, the clock reads — on loopback TCP
+// connections (nothing is read or written), one per goroutine, from as
+// many goroutines as CPUs. "per-request" is how it was done before the
+// watcher's timer and the idle and write deadlines were kept across
+// requests: a context registered with the server's cancellable one, the
+// timer reset and stopped, three deadlines set exactly. "kept" is fastConn's.
+func BenchmarkRequestBookkeeping(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // hold the server ends open until the listener closes
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			b.Error(err)
+		}
+		return c
+	}
+	s := benchServer()
+	var opts HTTPOptions
+	opts.defaults()
+	b.Run("per-request", func(b *testing.B) {
+		parent, stop := context.WithCancel(context.Background())
+		defer stop()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			c := dial()
+			defer c.Close()
+			var mu sync.Mutex
+			armed := false
+			t := time.AfterFunc(time.Hour, func() {})
+			for pb.Next() {
+				c.SetReadDeadline(time.Now().Add(opts.IdleTimeout))
+				arrived := time.Now()
+				c.SetReadDeadline(arrived.Add(opts.ReadTimeout))
+				httpDate(time.Now())
+				_, cancel := context.WithCancelCause(parent)
+				mu.Lock()
+				armed = true
+				mu.Unlock()
+				t.Reset(watchAfter)
+				mu.Lock()
+				armed = false
+				mu.Unlock()
+				t.Stop()
+				cancel(nil)
+				c.SetWriteDeadline(time.Now().Add(opts.WriteTimeout))
+			}
+			_ = armed
+		})
+	})
+	b.Run("kept", func(b *testing.B) {
+		f := &fastServer{rpc: s, opts: opts, ctx: s.withLimits(WithTransport(context.Background(), "http"))}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			fc := &fastConn{srv: f, c: dial()}
+			defer fc.c.Close()
+			for pb.Next() {
+				fc.keepDeadline(&fc.readDL, time.Now(), opts.IdleTimeout, fc.c.SetReadDeadline)
+				arrived := time.Now()
+				httpDate(arrived)
+				_, cancel := context.WithCancelCause(f.ctx)
+				fc.watch(cancel, arrived)
+				fc.unwatch()
+				cancel(nil)
+				fc.keepDeadline(&fc.writeDL, time.Now(), opts.WriteTimeout, fc.c.SetWriteDeadline)
+			}
+			if fc.timer != nil {
+				fc.timer.Stop()
+			}
+		})
+	})
+	// The parts of per-request.
+	b.Run("part/3-deadlines", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			c := dial()
+			defer c.Close()
+			for pb.Next() {
+				c.SetReadDeadline(time.Now().Add(opts.IdleTimeout))
+				c.SetReadDeadline(time.Now().Add(opts.ReadTimeout))
+				c.SetWriteDeadline(time.Now().Add(opts.WriteTimeout))
+			}
+		})
+	})
+	b.Run("part/timer-reset-stop", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			t := time.AfterFunc(time.Hour, func() {})
+			for pb.Next() {
+				t.Reset(watchAfter)
+				t.Stop()
+			}
+		})
+	})
+	for _, cancellable := range []bool{true, false} {
+		b.Run(fmt.Sprintf("part/context/cancellable-parent=%v", cancellable), func(b *testing.B) {
+			parent := context.Background()
+			if cancellable {
+				var stop context.CancelFunc
+				parent, stop = context.WithCancel(parent)
+				defer stop()
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_, cancel := context.WithCancelCause(parent)
+					cancel(nil)
+				}
+			})
+		})
+	}
+	b.Run("part/time.Now", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				time.Now()
+			}
+		})
+	})
 }

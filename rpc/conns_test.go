@@ -141,6 +141,60 @@ func TestSlowClientsCutOff(t *testing.T) {
 	}
 }
 
+// A keep-alive connection left idle is closed after IdleTimeout, not
+// before, also when the requests before kept its deadline from moving
+// (keepDeadline); one that keeps sending is never cut.
+func TestIdleConnectionClosed(t *testing.T) {
+	const idle = 400 * time.Millisecond
+	addr, _ := startFast(t, testServer(), HTTPOptions{IdleTimeout: idle})
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	for end := time.Now().Add(3 * idle); time.Now().Before(end); time.Sleep(idle / 8) {
+		readBody(t, rawExchange(t, conn, br, post(`{"jsonrpc":"2.0","id":1,"method":"test_echo","params":[1]}`)))
+	}
+	last := time.Now()
+	conn.SetReadDeadline(last.Add(10 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("idle connection: read %v, want EOF", err)
+	}
+	if d := time.Since(last); d < idle*9/10 {
+		t.Fatalf("closed after %v idle, IdleTimeout is %v", d, idle)
+	}
+}
+
+// keepDeadline moves a deadline only when it is unknown or outside
+// [now+timeout, now+1.25 timeout].
+func TestKeepDeadline(t *testing.T) {
+	now := time.Unix(1000, 0)
+	const timeout = 100 * time.Second
+	for _, tc := range []struct {
+		name  string
+		dl    time.Time
+		moved bool
+	}{
+		{"unknown", time.Time{}, true},
+		{"past", aLongTimeAgo, true},
+		{"too early", now.Add(timeout - time.Nanosecond), true},
+		{"at the bound", now.Add(timeout), false},
+		{"within the slack", now.Add(timeout + timeout/8), false},
+		{"at the slack's end", now.Add(timeout + timeout/4), false},
+		{"too late", now.Add(timeout + timeout/4 + time.Nanosecond), true},
+	} {
+		dl, set := tc.dl, time.Time{}
+		(&fastConn{}).keepDeadline(&dl, now, timeout, func(t time.Time) error { set = t; return nil })
+		if want := now.Add(timeout + timeout/4); tc.moved && (set != want || dl != want) {
+			t.Errorf("%s: set %v, kept %v; want both %v", tc.name, set, dl, want)
+		}
+		if !tc.moved && (!set.IsZero() || dl != tc.dl) {
+			t.Errorf("%s: moved to %v", tc.name, dl)
+		}
+	}
+}
+
 // A large declared body is not allocated before it arrives.
 func TestBodyBufferGrowsWithData(t *testing.T) {
 	const declared = 4 << 20
