@@ -316,6 +316,10 @@ func sequencingNodeWith(o options, log io.Writer, prefix string, gen func(path s
 	if n, err = startNode(e, kind, bin, 0); err != nil {
 		return fail(err)
 	}
+	if o.Keep {
+		fmt.Fprintf(log, "scratch dir (kept): %s\n", work)
+		return e, bin, n, n.stop, nil
+	}
 	return e, bin, n, func() { n.stop(); os.RemoveAll(work) }, nil
 }
 
