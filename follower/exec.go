@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
@@ -40,6 +41,9 @@ type executor struct {
 	src     *pending.Source
 	signer  types.Signer
 	memdb   state.Database // empty: StateDBs read everything through their reader
+	// prepared holds the flashblocks whose decoding started on arrival
+	// (prepare.go); used by the loop goroutine only.
+	prepared *lru[*feed.Flashblock, *prepared]
 
 	blk *openBlock
 	// stateAt gives the shared reader of a sealed block's state.
@@ -49,8 +53,9 @@ type executor struct {
 	// (with the builder's claimed state root) equals / differs from the
 	// builder's block_hash.
 	matches, mismatches atomic.Uint64
-	// phase times of the last flashblock applied (ns): decoding with sender
-	// recovery, upstream prefetch, execution, snapshot assembly.
+	// phase times of the last flashblock applied (ns): waiting for its
+	// decoding with sender recovery (started on arrival, prepare.go),
+	// upstream prefetch, execution, snapshot assembly.
 	lastDecode, lastFetch, lastExec, lastSnap atomic.Int64
 	// carried counts sealed blocks whose state was seeded from their
 	// re-execution (carry.go).
@@ -61,8 +66,9 @@ func newExecutor(config *params.ChainConfig, sh *remote.Shared, hs *headers, src
 	db := rawdb.NewMemoryDatabase()
 	return &executor{
 		config: config, shared: sh, headers: hs, src: src,
-		signer: types.LatestSigner(config),
-		memdb:  state.NewDatabase(triedb.NewDatabase(db, nil), state.NewCodeDB(db)),
+		signer:   types.LatestSigner(config),
+		memdb:    state.NewDatabase(triedb.NewDatabase(db, nil), state.NewCodeDB(db)),
+		prepared: newLRU[*feed.Flashblock, *prepared](preparedKept),
 	}
 }
 
@@ -212,7 +218,7 @@ func upstreamErr(b *openBlock) error {
 }
 
 // decodeTxs decodes a flashblock's transactions.
-func decodeTxs(raws [][]byte) (types.Transactions, error) {
+func decodeTxs(raws []hexutil.Bytes) (types.Transactions, error) {
 	txs := make(types.Transactions, len(raws))
 	for i, raw := range raws {
 		tx := new(types.Transaction)
@@ -258,18 +264,14 @@ func (e *executor) recoverSenders(txs types.Transactions) ([]common.Address, err
 // apply executes one flashblock's new transactions on the open block and
 // returns the snapshot showing it.
 func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, error) {
-	raws := make([][]byte, len(fb.Diff.Transactions))
-	for i, r := range fb.Diff.Transactions {
-		raws[i] = r
-	}
 	t0 := time.Now()
-	txs, err := decodeTxs(raws)
+	txs, _, err := e.transactions(fb)
 	if err != nil {
 		return nil, err
 	}
-	// Fetch the recipients (and access-listed slots) while the senders are
-	// recovered, then the senders (usually cached: they send again and again).
-	recipients := make([]common.Address, 0, len(txs)+1)
+	// Fetch the recipients (and access-listed slots) and the senders (usually
+	// cached: they send again and again) in one go.
+	recipients := make([]common.Address, 0, 2*len(txs))
 	for _, tx := range txs {
 		if to := tx.To(); to != nil {
 			recipients = append(recipients, *to)
@@ -281,23 +283,21 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 			slots[t.Address] = append(slots[t.Address], t.StorageKeys...)
 		}
 	}
+	t1 := time.Now()
+	e.lastDecode.Store(int64(t1.Sub(t0)))
+	for _, tx := range txs {
+		from, _ := types.Sender(e.signer, tx) // cached by the preparation
+		recipients = append(recipients, from)
+	}
 	fetched := make(chan error, 1)
 	go func() {
-		err := b.base.Prefetch(recipients)
+		var err error
 		if len(slots) > 0 {
-			err = errors.Join(err, b.base.PrefetchStorage(slots))
+			err = b.base.PrefetchStorage(slots)
 		}
 		fetched <- err
 	}()
-	senders, err := e.recoverSenders(txs)
-	t1 := time.Now()
-	e.lastDecode.Store(int64(t1.Sub(t0)))
-	if err != nil {
-		<-fetched
-		return nil, err
-	}
-	serr := b.base.Prefetch(senders) // while the recipients may still be in flight
-	if err := errors.Join(<-fetched, serr); err != nil {
+	if err := errors.Join(b.base.Prefetch(recipients), <-fetched); err != nil {
 		return nil, err
 	}
 	t2 := time.Now()

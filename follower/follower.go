@@ -110,6 +110,7 @@ func (f *Follower) stateAt(h *types.Header) *remote.State {
 
 type loopEvent struct {
 	fb   *feed.Flashblock
+	prep *prepared // fb's decoding, started on arrival
 	head *remote.Head
 }
 
@@ -203,8 +204,9 @@ func (f *Follower) Start() {
 		// A reconnect keeps what was received: the sequencing rules decide
 		// whether the next message continues the block or leaves a gap.
 		f.feed.Run(ctx, func(r feed.Received) {
+			p := f.exec.prepare(r.FB)
 			select {
-			case f.events <- loopEvent{fb: r.FB}:
+			case f.events <- loopEvent{fb: r.FB, prep: p}:
 			case <-ctx.Done():
 			}
 		}, nil)
@@ -334,6 +336,9 @@ func (f *Follower) loop(ctx context.Context) {
 				f.log.Warn("reorg: the sealed block differs from the pre-confirmed one", "number", ev.head.Header.Number, "hash", ev.head.Header.Hash())
 			}
 		case ev.fb != nil:
+			if ev.prep != nil {
+				f.exec.prepared.add(ev.fb, ev.prep)
+			}
 			out := f.tracker.Flashblock(ev.fb)
 			if ev.fb.Index == 0 && (out == feed.Buffered || out == feed.TooFar) {
 				select { // the upstream may already have the parent: ask now
