@@ -34,6 +34,10 @@ type Flashblock struct {
 	// DAFootprint, when set, is the header's blobGasUsed: OP-stack blocks
 	// from Jovian on store their data-availability footprint there.
 	DAFootprint *uint64
+	// TxHash and ReceiptHash, when set, are the roots of Txs and Receipts,
+	// kept incrementally by the caller; otherwise Assemble derives both
+	// over the whole block so far.
+	TxHash, ReceiptHash *common.Hash
 }
 
 // Assemble builds the sealed snapshot of f: the cumulative header (roots,
@@ -43,7 +47,10 @@ func Assemble(f Flashblock) *Snapshot {
 	h := types.CopyHeader(f.Env)
 	h.Root = f.Root
 	h.GasUsed = f.GasUsed
-	if len(f.Txs) > 0 {
+	switch {
+	case f.TxHash != nil && f.ReceiptHash != nil:
+		h.TxHash, h.ReceiptHash = *f.TxHash, *f.ReceiptHash
+	case len(f.Txs) > 0:
 		// Both roots cover the whole block so far: compute them side by side.
 		done := make(chan common.Hash, 1)
 		go func() { done <- types.DeriveSha(f.Receipts, trie.NewStackTrie(nil)) }()
