@@ -147,11 +147,7 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	if uint64(base.Timestamp) <= parent.Time {
 		return nil, fmt.Errorf("%w: timestamp %d not after the parent's %d", ErrInvalidFlashblock, base.Timestamp, parent.Time)
 	}
-	header := pending.NewHeader(e.config, parent, pending.Env{
-		Coinbase: base.FeeRecipient, GasLimit: uint64(base.GasLimit), Time: uint64(base.Timestamp),
-		Extra: base.ExtraData, Random: base.PrevRandao, BeaconRoot: base.ParentBeaconBlockRoot,
-		BaseFee: base.BaseFeePerGas.ToInt(),
-	})
+	header := e.newHeader(parent, base)
 	st := e.stateAt(parent)
 	statedb, err := state.NewWithReader(parent.Root, e.memdb, st)
 	if err != nil {
@@ -167,15 +163,37 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	}
 	// EIP-4788 beacon root and EIP-2935 parent hash system calls, as the
 	// block's builder runs them before its first transaction.
-	coinbaseFetched := make(chan struct{})
-	go func() { st.Prefetch(e.blockAccounts(coinbase)); close(coinbaseFetched) }()
-	st.PrefetchStorage(e.systemSlots(header))
-	<-coinbaseFetched
+	e.prefetchBlockStart(st, header)
 	syscalls.Pre(e.config, header, parent.Hash(), evm)
 	if err := upstreamErr(b); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// newHeader is the environment of the block base opens on parent.
+func (e *executor) newHeader(parent *types.Header, base *feed.Base) *types.Header {
+	return pending.NewHeader(e.config, parent, pending.Env{
+		Coinbase: base.FeeRecipient, GasLimit: uint64(base.GasLimit), Time: uint64(base.Timestamp),
+		Extra: base.ExtraData, Random: base.PrevRandao, BeaconRoot: base.ParentBeaconBlockRoot,
+		BaseFee: base.BaseFeePerGas.ToInt(),
+	})
+}
+
+// prefetchBlockStart loads, in two concurrent batches, what opening the
+// block header on st reads before its first transaction: the fee
+// recipients, and the system contracts with the slots their calls write.
+// Errors are left for the execution to meet (it reads again).
+func (e *executor) prefetchBlockStart(st *remote.State, header *types.Header) {
+	slots := e.systemSlots(header)
+	accts := e.blockAccounts(header.Coinbase)
+	for a := range slots {
+		accts = append(accts, a) // fetched with the slots unless all are cached
+	}
+	done := make(chan struct{})
+	go func() { st.Prefetch(accts); close(done) }()
+	st.PrefetchStorage(slots)
+	<-done
 }
 
 // systemSlots are the storage slots the block-start system calls write:

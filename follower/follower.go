@@ -85,6 +85,7 @@ type Follower struct {
 	invalid   uint64
 	published atomic.Uint64
 	shown     map[feed.PayloadID]uint64 // highest index published per payload (loop only)
+	warmed    common.Hash               // the last block warmParent seeded (loop only)
 
 	states *lru[common.Hash, *remote.State] // sealed states by block hash
 
@@ -329,7 +330,7 @@ func (f *Follower) loop(ctx context.Context) {
 			f.announce(ev.head.Header)
 			open := f.exec.blk
 			out := f.tracker.Head(trackerHead(ev.head))
-			if out == feed.CaughtUp && f.exec.carryOver(open, ev.head, f.stateAt(ev.head.Header)) {
+			if out == feed.CaughtUp && f.warmed != ev.head.Header.Hash() && f.exec.carryOver(open, ev.head, f.stateAt(ev.head.Header)) {
 				f.exec.carried.Add(1)
 			}
 			if out == feed.Reorg {
@@ -345,6 +346,7 @@ func (f *Follower) loop(ctx context.Context) {
 				case f.pollNow <- struct{}{}:
 				default:
 				}
+				f.warmParent(ev.fb)
 			}
 			if out != feed.Accepted {
 				// Nothing pending changed, unless a drop cleared it.
