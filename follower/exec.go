@@ -57,6 +57,10 @@ type executor struct {
 	// decoding with sender recovery (started on arrival, prepare.go),
 	// upstream prefetch, execution, snapshot assembly.
 	lastDecode, lastFetch, lastExec, lastSnap atomic.Int64
+	// lastStart is when the last flashblock's application began (Unix ns):
+	// the time before it since the frame arrived went to waiting (for the
+	// parent head, for earlier flashblocks) and to opening the block.
+	lastStart atomic.Int64
 	// carried counts sealed blocks whose state was seeded from their
 	// re-execution (carry.go).
 	carried atomic.Uint64
@@ -300,6 +304,7 @@ const (
 // returns the snapshot showing it.
 func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, error) {
 	t0 := time.Now()
+	e.lastStart.Store(t0.UnixNano())
 	txs, _, err := e.transactions(fb)
 	if err != nil {
 		return nil, err

@@ -397,7 +397,7 @@ func (f *Follower) syncPending() {
 		if d > slowFlashblock {
 			e := f.exec
 			f.log.Info("slow flashblock", "number", s.Header.Number, "index", s.Index, "txs", s.NewTxs, "visible_after", d,
-				"decode", time.Duration(e.lastDecode.Load()), "prefetch", time.Duration(e.lastFetch.Load()),
+				"waited", time.Duration(e.lastStart.Load()-fb.Received.UnixNano()), "decode", time.Duration(e.lastDecode.Load()), "prefetch", time.Duration(e.lastFetch.Load()),
 				"exec", time.Duration(e.lastExec.Load()), "snapshot", time.Duration(e.lastSnap.Load()))
 		}
 		if f.cfg.Observe != nil {
