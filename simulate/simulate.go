@@ -125,6 +125,9 @@ type simulator struct {
 	// passerTouched: the L2ToL1MessagePasser's storage may differ from the
 	// prestate (OP-stack withdrawals root, see withdrawalsRoot).
 	passerTouched bool
+	// sys holds the beacon-roots and history writes in zero-root mode
+	// (sysdefer.go).
+	sys deferredWrites
 	// tracer, hooked and warm wrap base.State for execution; made for the
 	// first block and reused by the next ones of the request.
 	tracer *logTracer
@@ -135,7 +138,7 @@ type simulator struct {
 // execState is the tracer and the wrapped StateDB for executing a block.
 func (s *simulator) execState(number, time uint64) (*logTracer, vm.StateDB, *warmPrecompiles) {
 	if s.tracer == nil {
-		s.tracer = newLogTracer(s.transfers, number, time, s.touch)
+		s.tracer = newLogTracer(s.transfers, number, time, s)
 		s.hooked = state.NewHookedState(s.base.State, s.tracer.hooks)
 		s.warm = &warmPrecompiles{StateDB: s.hooked}
 	} else {
@@ -155,7 +158,8 @@ func (e *Engine) Simulate(ctx context.Context, req *Request, base Base) ([]*Bloc
 	ctx, cancel := e.withTimeout(ctx)
 	defer cancel()
 	s := &simulator{e: e, base: base, step: base.BlockTime, budget: e.opts.GasCap,
-		transfers: req.TraceTransfers, validate: req.Validation, evmSystemCalls: e.opts.EVMSystemCalls}
+		transfers: req.TraceTransfers, validate: req.Validation, evmSystemCalls: e.opts.EVMSystemCalls,
+		sys: newDeferredWrites(e.opts.Roots == RootZero)}
 	if s.step == 0 {
 		s.step = DefaultBlockTime
 	}
@@ -326,6 +330,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	}
 	precompiles := s.e.precompilesFor(header.Number, header.Difficulty.Sign() == 0, header.Time, b.StateOverrides)
 	db := s.base.State
+	s.sys.overrides(db, b.StateOverrides)
 	if err := b.StateOverrides.Apply(db, precompiles); err != nil {
 		return nil, err
 	}
@@ -371,12 +376,14 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		txs[i] = tx
 		res.Senders[i] = call.sender()
 		tracer.startTx(hash, i)
+		s.sys.beforeTx(db, res.Senders[i])
 		db.SetTxContext(hash, i)
 		msg := call.message(header.BaseFee, !s.validate)
 		result, err := s.e.run(evm, msg, gp)
 		if err != nil {
 			return nil, txError(err)
 		}
+		s.sys.endTx()
 		var root []byte
 		if cfg.IsByzantium(header.Number) {
 			hooked.Finalise(true)

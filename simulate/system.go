@@ -83,19 +83,20 @@ func slotHash(i uint64) (h common.Hash) {
 // preExecution is syscalls.Pre.
 func (s *simulator) preExecution(db *state.StateDB, header *types.Header, parentHash common.Hash, evm *vm.EVM, precompiles vm.PrecompiledContracts) {
 	cfg := s.e.config
-	if !s.native(header, precompiles) || (header.ParentBeaconRoot != nil && db.GetCodeHash(params.BeaconRootsAddress) != beaconRootsCodeHash) ||
-		(cfg.IsPrague(header.Number, header.Time) && db.GetCodeHash(params.HistoryStorageAddress) != historyCodeHash) {
+	prague := cfg.IsPrague(header.Number, header.Time)
+	if !s.native(header, precompiles) || (header.ParentBeaconRoot != nil && !s.sys.canonicalCode(db, s.base.Prestate, 0, beaconRootsCodeHash)) ||
+		(prague && !s.sys.canonicalCode(db, s.base.Prestate, 1, historyCodeHash)) {
+		s.sys.flush(db) // the contracts run in the EVM: their storage as it stands
 		syscalls.Pre(cfg, header, parentHash, evm)
 		return
 	}
-	if root := header.ParentBeaconRoot; root != nil {
-		i := header.Time % historyWindow
-		db.SetState(params.BeaconRootsAddress, slotHash(i), slotHash(header.Time))
-		db.SetState(params.BeaconRootsAddress, slotHash(i+historyWindow), *root)
+	if header.ParentBeaconRoot != nil {
+		s.sys.set(db, 0, header)
 	}
-	if cfg.IsPrague(header.Number, header.Time) {
-		db.SetState(params.HistoryStorageAddress, slotHash((header.Number.Uint64()-1)%historyWindow), parentHash)
+	if prague {
+		s.sys.set(db, 1, header) // header.ParentHash is parentHash
 	}
+	s.sys.settle(db)
 }
 
 // postExecution is syscalls.Post.
@@ -127,6 +128,7 @@ func (s *simulator) postExecution(db *state.StateDB, header *types.Header, logs 
 		}
 	}
 	s.queueTouched = [2]bool{true, true}
+	s.sys.flush(db)
 	return syscalls.Post(cfg, header, logs, evm)
 }
 
@@ -185,6 +187,15 @@ func (q requestQueue) dequeueNone(db *state.StateDB, v queueSlots) (wrote bool) 
 	}
 	return wrote
 }
+
+// enter implements frameWatcher.
+func (s *simulator) enter(depth int, to common.Address) {
+	s.touch(to)
+	s.sys.enter(s.base.State, depth, to)
+}
+
+// exit implements frameWatcher.
+func (s *simulator) exit(depth int, reverted bool) { s.sys.exit(depth, reverted) }
 
 // touch marks the queues and the OP-stack message passer a call frame
 // enters (only their own code can change their storage) or state overrides

@@ -28,12 +28,18 @@ type logTracer struct {
 	time      uint64
 	txHash    common.Hash
 	txIndex   uint
-	entered   func(common.Address) // told of every frame's callee
+	watch     frameWatcher // told of every frame's entry and exit
 	hooks     *tracing.Hooks
 }
 
-func newLogTracer(transfers bool, number, time uint64, entered func(common.Address)) *logTracer {
-	t := &logTracer{transfers: transfers, entered: entered}
+// frameWatcher is told of every call frame's entry (its callee) and exit.
+type frameWatcher interface {
+	enter(depth int, to common.Address)
+	exit(depth int, reverted bool)
+}
+
+func newLogTracer(transfers bool, number, time uint64, watch frameWatcher) *logTracer {
+	t := &logTracer{transfers: transfers, watch: watch}
 	t.hooks = &tracing.Hooks{OnEnter: t.enter, OnExit: t.exit, OnLog: t.log}
 	t.startBlock(number, time)
 	return t
@@ -50,10 +56,10 @@ func (t *logTracer) startTx(hash common.Hash, index int) {
 	t.txHash, t.txIndex = hash, uint(index)
 }
 
-func (t *logTracer) enter(_ int, typ byte, from, to common.Address, _ []byte, _ uint64, value *big.Int) {
+func (t *logTracer) enter(depth int, typ byte, from, to common.Address, _ []byte, _ uint64, value *big.Int) {
 	t.frames = append(t.frames, nil)
-	if t.entered != nil {
-		t.entered(to)
+	if t.watch != nil {
+		t.watch.enter(depth, to)
 	}
 	op := vm.OpCode(typ)
 	if t.transfers && op != vm.DELEGATECALL && op != vm.CALLCODE && value != nil && value.Sign() > 0 {
@@ -63,6 +69,9 @@ func (t *logTracer) enter(_ int, typ byte, from, to common.Address, _ []byte, _ 
 }
 
 func (t *logTracer) exit(depth int, _ []byte, _ uint64, _ error, reverted bool) {
+	if t.watch != nil {
+		t.watch.exit(depth, reverted)
+	}
 	n := len(t.frames)
 	if depth == 0 {
 		if reverted && n > 0 {
