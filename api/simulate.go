@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,24 +107,9 @@ func appendSimResult(b []byte, blocks []*simulate.BlockResult, fullTx bool) []by
 			}
 			signer = s
 		}
-		hash := r.Hash
-		start := len(b)
-		b = ethjson.AppendBlock(b, r.Block, hash, ethjson.BlockOptions{FullTx: fullTx, Header: r.Header(), Size: r.Size}, signer)
-		// "calls" takes its sorted place, before "difficulty" (the keys
-		// before it, baseFeePerGas and blobGasUsed, hold numbers).
-		at := bytes.Index(b[start:], []byte(`"difficulty":`))
-		if at < 0 {
-			b = b[:len(b)-1] // no difficulty: close with "calls" last
-			b = append(b, `,"calls":`...)
-			b = appendCallResults(b, r.Calls, hash, r.Block.Time())
-			b = append(b, '}')
-			continue
-		}
-		rest := append([]byte(nil), b[start+at:]...)
-		b = append(b[:start+at], `"calls":`...)
-		b = appendCallResults(b, r.Calls, hash, r.Block.Time())
-		b = append(b, ',')
-		b = append(b, rest...)
+		hash, calls, time := r.Hash, r.Calls, r.Block.Time()
+		b = ethjson.AppendBlock(b, r.Block, hash, ethjson.BlockOptions{FullTx: fullTx, Header: r.Header(), Size: r.Size,
+			Calls: func(b []byte) []byte { return appendCallResults(b, calls, hash, time) }}, signer)
 	}
 	return append(b, ']')
 }

@@ -25,6 +25,9 @@ type BlockOptions struct {
 	// Size, when not zero, is the block's RLP size, written instead of
 	// block.Size() (which encodes the whole block to count it).
 	Size uint64
+	// Calls, when set, appends the value of a "calls" member (eth_simulateV1's
+	// call results), written in its sorted place.
+	Calls func(b []byte) []byte
 }
 
 // AppendBlock writes the RPC block object. go-ethereum builds it as a map,
@@ -46,6 +49,10 @@ func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOption
 	}
 	if h.BlockAccessListHash != nil {
 		e.Hash("blockAccessListHash", *h.BlockAccessListHash)
+	}
+	if opt.Calls != nil {
+		e.Key("calls")
+		e.Buf = opt.Calls(e.Buf)
 	}
 	e.Big("difficulty", h.Difficulty)
 	if h.ExcessBlobGas != nil {
