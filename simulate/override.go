@@ -39,12 +39,13 @@ func (o StateOverride) Apply(db *state.StateDB, precompiles vm.PrecompiledContra
 	if len(o) == 0 {
 		return nil
 	}
-	addrs := make([]common.Address, 0, len(o))
+	var buf [4]common.Address // most requests override a few accounts
+	addrs := buf[:0]
 	for a := range o {
 		addrs = append(addrs, a)
 	}
 	slices.SortFunc(addrs, func(a, b common.Address) int { return bytes.Compare(a[:], b[:]) })
-	movedTo := make(map[common.Address]bool)
+	var movedTo map[common.Address]bool // made by the first move
 	for _, addr := range addrs {
 		acct := o[addr]
 		if movedTo[addr] {
@@ -59,6 +60,9 @@ func (o StateOverride) Apply(db *state.StateDB, precompiles vm.PrecompiledContra
 				return fmt.Errorf("account %s is already overridden", dst.Hex())
 			}
 			precompiles[*dst] = pc
+			if movedTo == nil {
+				movedTo = make(map[common.Address]bool)
+			}
 			movedTo[*dst] = true
 		}
 		if isPrecompile {
