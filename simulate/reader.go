@@ -29,6 +29,40 @@ type cachedReader struct {
 	mu       sync.RWMutex
 	accounts map[common.Address]*types.StateAccount
 	slots    map[slotKey]common.Hash
+	facts    [numFacts]atomic.Pointer[fact]
+}
+
+// A fact is something the engine derives from the prestate alone for every
+// simulated block (the system contracts' code, the request queues' slots):
+// kept with the cached reader, each request over the same state reuses it.
+type fact struct {
+	ok    bool
+	slots queueSlots
+}
+
+const (
+	factBeaconCode = iota
+	factHistoryCode
+	factWithdrawalQueue
+	factConsolidationQueue
+	numFacts
+)
+
+// prestateFact is fact k of r, computed by compute unless r remembers it; a
+// failed computation is not remembered.
+func prestateFact(r state.Reader, k int, compute func(state.Reader) (fact, error)) (fact, error) {
+	c, ok := r.(*cachedReader)
+	if !ok {
+		return compute(r)
+	}
+	if f := c.facts[k].Load(); f != nil {
+		return *f, nil
+	}
+	f, err := compute(r)
+	if err == nil {
+		c.facts[k].Store(&f)
+	}
+	return f, err
 }
 
 func newCachedReader(r state.Reader) *cachedReader {

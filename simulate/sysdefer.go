@@ -186,8 +186,12 @@ func (d *deferredWrites) canonicalCode(db *state.StateDB, prestate state.Reader,
 		return db.GetCodeHash(addr) == want
 	}
 	if d.code[c] == 0 {
+		f, err := prestateFact(prestate, factBeaconCode+c, func(r state.Reader) (fact, error) {
+			acct, err := r.Account(addr)
+			return fact{ok: err == nil && acct != nil && bytes.Equal(acct.CodeHash, want[:])}, err
+		})
 		d.code[c] = 2
-		if acct, err := prestate.Account(addr); err == nil && acct != nil && bytes.Equal(acct.CodeHash, want[:]) {
+		if err == nil && f.ok {
 			d.code[c] = 1
 		}
 	}

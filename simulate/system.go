@@ -141,16 +141,20 @@ type queueSlots [4]common.Hash
 // contract out of the StateDB (no state object to build for a read).
 func (s *simulator) readQueue(db *state.StateDB, i int, q requestQueue) (v queueSlots, empty bool) {
 	if s.base.Prestate != nil && !s.queueTouched[i] {
-		acct, err := s.base.Prestate.Account(q.addr)
-		if err != nil || acct == nil || common.BytesToHash(acct.CodeHash) != q.codeHash {
-			return v, false
-		}
-		for j := range v {
-			if v[j], err = s.base.Prestate.Storage(q.addr, slotHash(uint64(j))); err != nil {
-				return v, false
+		f, err := prestateFact(s.base.Prestate, factWithdrawalQueue+i, func(r state.Reader) (f fact, err error) {
+			acct, err := r.Account(q.addr)
+			if err != nil || acct == nil || common.BytesToHash(acct.CodeHash) != q.codeHash {
+				return f, err
 			}
-		}
-		return v, v[queueHeadSlot] == v[queueTailSlot]
+			for j := range f.slots {
+				if f.slots[j], err = r.Storage(q.addr, slotHash(uint64(j))); err != nil {
+					return f, err
+				}
+			}
+			f.ok = f.slots[queueHeadSlot] == f.slots[queueTailSlot]
+			return f, nil
+		})
+		return f.slots, err == nil && f.ok
 	}
 	if db.GetCodeHash(q.addr) != q.codeHash {
 		return v, false
