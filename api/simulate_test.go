@@ -412,6 +412,23 @@ func TestExecutionTimeout(t *testing.T) {
 	}
 }
 
+// A request whose context ends (the client went away) stops its running
+// call even without a time limit.
+func TestSimulateContextCancelled(t *testing.T) {
+	e := newPendingEnv(t, simulate.RootZero)
+	e.api.SetSimulateOptions(simulate.Options{GasCap: 0, Timeout: 0})
+	loop := common.HexToAddress("0x00000000000000000000000000000000000100ff")
+	req := `{"blockStateCalls":[{"blockOverrides":{"gasLimit":"0x7fffffffffffffff"},"stateOverrides":{"` + loop.Hex() +
+		`":{"code":"` + loopCode + `"}},"calls":[{"to":"` + loop.Hex() + `"}]}]}`
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := e.api.simulateV1(ctx, rpc.Params{json.RawMessage(req), json.RawMessage(`"latest"`)})
+	var coded interface{ ErrorCode() int }
+	if !errors.As(err, &coded) || coded.ErrorCode() != simulate.CodeTimeout {
+		t.Fatalf("err = %v, want code %d", err, simulate.CodeTimeout)
+	}
+}
+
 // The gas cap is a budget for the whole request: the second transfer gets
 // what the first left (30000 - 21000), too little to start.
 func TestSimulateGasBudget(t *testing.T) {

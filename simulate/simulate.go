@@ -109,7 +109,12 @@ type Base struct {
 	Prestate state.Reader
 }
 
+// emptyRequestsHash is the EIP-7685 hash of no requests (most blocks'),
+// which CalcRequestsHash would compute with two SHA-256 states each time.
+var emptyRequestsHash = types.CalcRequestsHash(nil)
+
 type simulator struct {
+	dl *deadline
 	// evmSystemCalls runs the system contracts even where their effects
 	// could be written directly (tests compare the two).
 	evmSystemCalls bool
@@ -155,9 +160,9 @@ func (e *Engine) Simulate(ctx context.Context, req *Request, base Base) ([]*Bloc
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := e.withTimeout(ctx)
-	defer cancel()
-	s := &simulator{e: e, base: base, step: base.BlockTime, budget: e.opts.GasCap,
+	dl := e.watch(ctx)
+	defer dl.stop()
+	s := &simulator{dl: dl, e: e, base: base, step: base.BlockTime, budget: e.opts.GasCap,
 		transfers: req.TraceTransfers, validate: req.Validation, evmSystemCalls: e.opts.EVMSystemCalls,
 		sys: newDeferredWrites(e.opts.Roots == RootZero)}
 	if s.step == 0 {
@@ -358,12 +363,11 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if !pending {
 		s.preExecution(db, header, parentHash, evm, precompiles)
 	}
-	// One watch for all the calls of the block: a timeout stops the one
-	// running, and the next one is not started.
-	stopWatch := context.AfterFunc(ctx, evm.Cancel)
-	defer stopWatch()
+	// The request's deadline stops the call running, and the next one is
+	// not started.
+	s.dl.attach(evm)
 	for i := range b.Calls {
-		if ctx.Err() != nil {
+		if s.dl.expired() {
 			return nil, timeoutError(s.e.opts.Timeout)
 		}
 		call := &b.Calls[i]
@@ -415,7 +419,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		}
 		res.Calls[i] = cr
 	}
-	if !stopWatch() {
+	if !s.dl.detach() {
 		// the request ended after the last call (the EVM is being
 		// cancelled): the system calls below must not run in it.
 		return nil, timeoutError(s.e.opts.Timeout)
@@ -429,7 +433,10 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		return nil, err
 	}
 	if requests != nil {
-		h := types.CalcRequestsHash(requests)
+		h := emptyRequestsHash
+		if len(requests) > 0 {
+			h = types.CalcRequestsHash(requests)
+		}
 		header.RequestsHash = &h
 	}
 	body := &types.Body{Transactions: txs}
