@@ -208,10 +208,9 @@ func (s *simulator) defaultTime(n *big.Int, prev uint64) uint64 {
 func (s *simulator) sanitize(in []BlockCalls) ([]BlockCalls, error) {
 	var (
 		out      = make([]BlockCalls, 0, len(in))
-		baseNum  = s.base.Parent.Number
-		prevNum  = new(big.Int).Set(baseNum)
+		baseNum  = s.base.Parent.Number.Uint64()
+		prevNum  = baseNum // numbers as uint64: one past base+MaxBlocks is refused
 		prevTime = s.base.Parent.Time
-		one      = big.NewInt(1)
 	)
 	for _, b := range in {
 		bo := new(BlockOverrides)
@@ -220,28 +219,27 @@ func (s *simulator) sanitize(in []BlockCalls) ([]BlockCalls, error) {
 		}
 		b.BlockOverrides = bo
 		if bo.Number == nil {
-			bo.Number = (*hexutil.Big)(new(big.Int).Add(prevNum, one))
+			bo.Number = (*hexutil.Big)(new(big.Int).SetUint64(prevNum + 1))
 		}
 		if bo.Withdrawals == nil {
 			bo.Withdrawals = &types.Withdrawals{}
 		}
 		num := bo.Number.ToInt()
-		diff := new(big.Int).Sub(num, prevNum)
-		if diff.Sign() <= 0 {
+		if num.Sign() < 0 || (num.IsUint64() && num.Uint64() <= prevNum) {
 			return nil, &Error{Code: CodeBlockNumberInvalid, Msg: fmt.Sprintf("block numbers must be in order: %d <= %d", num.Uint64(), prevNum)}
 		}
-		if total := new(big.Int).Sub(num, baseNum); total.Cmp(big.NewInt(MaxBlocks)) > 0 {
+		if !num.IsUint64() || num.Uint64()-baseNum > MaxBlocks {
 			return nil, limitError("too many blocks")
 		}
-		for gap := diff.Uint64() - 1; gap > 0; gap-- {
-			n := new(big.Int).Add(prevNum, one)
-			t := s.defaultTime(n, prevTime)
+		for n := prevNum + 1; n < num.Uint64(); n++ {
+			number := new(big.Int).SetUint64(n)
+			t := s.defaultTime(number, prevTime)
 			out = append(out, BlockCalls{BlockOverrides: &BlockOverrides{
-				Number: (*hexutil.Big)(n), Time: (*hexutil.Uint64)(&t), Withdrawals: &types.Withdrawals{},
+				Number: (*hexutil.Big)(number), Time: (*hexutil.Uint64)(&t), Withdrawals: &types.Withdrawals{},
 			}})
-			prevNum, prevTime = n, t
+			prevTime = t
 		}
-		prevNum = new(big.Int).Set(num)
+		prevNum = num.Uint64()
 		var t uint64
 		if bo.Time == nil {
 			t = s.defaultTime(num, prevTime)
