@@ -265,7 +265,15 @@ func (s *simulator) headers(blocks []BlockCalls) []*types.Header {
 		bo := blocks[i].BlockOverrides
 		num := bo.Number.ToInt()
 		t := uint64(*bo.Time)
-		h := &types.Header{
+		// the header and the values it points to in one allocation
+		own := new(struct {
+			h          types.Header
+			difficulty big.Int
+			beaconRoot common.Hash
+			excess     uint64
+		})
+		h := &own.h
+		*h = types.Header{
 			UncleHash:   types.EmptyUncleHash,
 			ReceiptHash: types.EmptyReceiptsHash,
 			TxHash:      types.EmptyTxsHash,
@@ -277,7 +285,7 @@ func (s *simulator) headers(blocks []BlockCalls) []*types.Header {
 			h.WithdrawalsHash = &types.EmptyWithdrawalsHash
 		}
 		if cfg.IsCancun(num, t) {
-			h.ParentBeaconRoot = new(common.Hash)
+			h.ParentBeaconRoot = &own.beaconRoot
 		}
 		if s.isPending(num) {
 			p := s.base.Pending
@@ -286,20 +294,18 @@ func (s *simulator) headers(blocks []BlockCalls) []*types.Header {
 				h.BaseFee = new(big.Int).Set(p.BaseFee)
 			}
 			if h.ParentBeaconRoot != nil && p.ParentBeaconRoot != nil {
-				r := *p.ParentBeaconRoot
-				h.ParentBeaconRoot = &r
+				own.beaconRoot = *p.ParentBeaconRoot
 			}
 			if p.ExcessBlobGas != nil && cfg.IsCancun(num, t) {
-				x := *p.ExcessBlobGas
-				h.ExcessBlobGas = &x
+				own.excess = *p.ExcessBlobGas
+				h.ExcessBlobGas = &own.excess
 			}
 		}
 		if bo.BeaconRoot != nil && h.ParentBeaconRoot != nil {
-			r := *bo.BeaconRoot
-			h.ParentBeaconRoot = &r
+			own.beaconRoot = *bo.BeaconRoot
 		}
 		if cfg.IsPostMerge(num.Uint64(), t) {
-			h.Difficulty = new(big.Int)
+			h.Difficulty = &own.difficulty
 		}
 		bo.applyHeader(h)
 		out[i] = h
@@ -311,22 +317,32 @@ func (s *simulator) headers(blocks []BlockCalls) []*types.Header {
 func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *types.Header, parentHash common.Hash, done []*types.Header) (*BlockResult, error) {
 	cfg := s.e.config
 	pending := s.isPending(header.Number)
+	// the block's own objects, and the values its header points to, in
+	// one allocation
+	own := new(struct {
+		res             BlockResult
+		body            types.Body
+		chain           simChain
+		baseFee         big.Int
+		excess, blobGas uint64
+		requestsHash    common.Hash
+	})
 	header.ParentHash = parentHash
 	if cfg.IsLondon(header.Number) && header.BaseFee == nil {
 		if s.validate {
 			header.BaseFee = eip1559.CalcBaseFee(cfg, parent, header.Time)
 		} else {
-			header.BaseFee = new(big.Int)
+			header.BaseFee = &own.baseFee
 		}
 	}
 	if cfg.IsCancun(header.Number, header.Time) && header.ExcessBlobGas == nil {
-		var excess uint64
 		if cfg.IsCancun(parent.Number, parent.Time) {
-			excess = eip4844.CalcExcessBlobGas(cfg, parent, header.Time)
+			own.excess = eip4844.CalcExcessBlobGas(cfg, parent, header.Time)
 		}
-		header.ExcessBlobGas = &excess
+		header.ExcessBlobGas = &own.excess
 	}
-	chain := &simChain{ChainContext: s.e.chain, base: s.base.Parent, headers: done}
+	chain := &own.chain
+	*chain = simChain{ChainContext: s.e.chain, base: s.base.Parent, headers: done}
 	blockCtx := core.NewEVMBlockContext(header, chain, nil, cfg, s.base.State)
 	if b.BlockOverrides.BlobBaseFee != nil {
 		blockCtx.BlobBaseFee = new(big.Int).Set(b.BlockOverrides.BlobBaseFee.ToInt())
@@ -351,10 +367,11 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		n        = len(b.Calls)
 		txs      = make([]*types.Transaction, n)
 		receipts = make([]*types.Receipt, n)
-		res      = &BlockResult{Calls: make([]CallResult, n), Senders: make([]common.Address, n)}
-		blobGas  uint64
+		res      = &own.res
+		blobGas  = &own.blobGas
 		allLogs  []*types.Log
 	)
+	res.Calls, res.Senders = make([]CallResult, n), make([]common.Address, n)
 	tracer, hooked, warm := s.execState(header.Number.Uint64(), header.Time)
 	evm := vm.NewEVM(blockCtx, warm, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
 	evm.SetPrecompiles(precompiles)
@@ -393,7 +410,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 			root = db.IntermediateRoot(cfg.IsEIP158(header.Number)).Bytes()
 		}
 		receipts[i] = core.MakeReceipt(evm, result, db, header.Number, common.Hash{}, header.Time, tx, gp.CumulativeUsed(), root, cfg, tx.Nonce())
-		blobGas += receipts[i].BlobGasUsed
+		*blobGas += receipts[i].BlobGasUsed
 		if result.UsedGas > s.budget {
 			return nil, &Error{Code: CodeServer, Msg: fmt.Sprintf("RPC gas cap exhausted: need %d, remaining %d", result.UsedGas, s.budget)}
 		}
@@ -424,20 +441,21 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	}
 	header.GasUsed = gp.Used()
 	if cfg.IsCancun(header.Number, header.Time) {
-		header.BlobGasUsed = &blobGas
+		header.BlobGasUsed = blobGas
 	}
 	requests, err := s.postExecution(db, header, allLogs, evm, precompiles)
 	if err != nil {
 		return nil, err
 	}
 	if requests != nil {
-		h := emptyRequestsHash
+		own.requestsHash = emptyRequestsHash
 		if len(requests) > 0 {
-			h = types.CalcRequestsHash(requests)
+			own.requestsHash = types.CalcRequestsHash(requests)
 		}
-		header.RequestsHash = &h
+		header.RequestsHash = &own.requestsHash
 	}
-	body := &types.Body{Transactions: txs}
+	body := &own.body
+	body.Transactions = txs
 	if cfg.IsShanghai(header.Number, header.Time) {
 		body.Withdrawals = *b.BlockOverrides.Withdrawals
 	}
