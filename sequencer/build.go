@@ -57,6 +57,11 @@ type openBlock struct {
 	// built by testing_buildBlockV1 have any).
 	withdrawals types.Withdrawals
 	blobGas     uint64 // used so far
+	// txRoot and receiptRoot are the roots of the first rootsOf
+	// transactions and receipts, from the last flashblock's header: the
+	// seal reuses them when nothing was added since.
+	rootsOf             int
+	txRoot, receiptRoot common.Hash
 }
 
 // openNext opens the block on top of the chain head. env, when given (WAL

@@ -1,6 +1,7 @@
 package sequencer
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,10 +14,42 @@ import (
 // flashblock: the cumulative header, the state diff, the WAL record (synced
 // when log is true) and the snapshot. The record is durable before the
 // snapshot that shows it is published.
+//
+// The record holds only what was applied, so it is written and synced while
+// the state root and the snapshot are computed: the fsync's wait overlaps
+// that work. A failed state read during execution is never logged; one
+// while hashing the root (a trie node the store cannot give) stops the
+// sequencer with the record logged but never published, and a restart
+// executes it again.
 func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
-	root := b.statedb.IntermediateRoot(s.config.IsEIP158(b.header.Number))
 	if err := stateErr(b.statedb); err != nil {
 		return fmt.Errorf("block %d flashblock %d: %w", b.header.Number, b.index, err)
+	}
+	rec := b.flashblockRecord()
+	b.logged = append(b.logged, rec)
+	var synced chan walResult
+	if log && s.wal != nil {
+		synced = make(chan walResult, 1)
+		go func() {
+			t := time.Now()
+			err := s.wal.Append(rec)
+			synced <- walResult{err, time.Since(t)}
+		}()
+	}
+	wait := func() error {
+		if synced == nil {
+			return nil
+		}
+		r := <-synced
+		synced = nil
+		if r.err == nil {
+			s.stats.LastWALSync.Store(int64(r.took))
+		}
+		return r.err
+	}
+	root := b.statedb.IntermediateRoot(s.config.IsEIP158(b.header.Number))
+	if err := stateErr(b.statedb); err != nil {
+		return errors.Join(fmt.Errorf("block %d flashblock %d: %w", b.header.Number, b.index, err), wait())
 	}
 	diff := b.touched.Collect(b.statedb)
 	st := b.state.With(diff) // the open block's state once the record is durable
@@ -27,14 +60,8 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 		Diff: diff, State: st, WithdrawalsRoot: s.withdrawalsRoot(b),
 	})
 	built := time.Now()
-	rec := b.flashblockRecord()
-	b.logged = append(b.logged, rec)
-	if log && s.wal != nil {
-		t := time.Now()
-		if err := s.wal.Append(rec); err != nil {
-			return err
-		}
-		s.stats.LastWALSync.Store(int64(time.Since(t)))
+	if err := wait(); err != nil {
+		return err
 	}
 	durable := time.Now()
 	b.state = st
@@ -42,12 +69,19 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	s.src.Publish(snap)
 	s.stats.LastPublish.Store(int64(time.Since(t)))
 	s.stats.published(built, durable)
+	b.rootsOf, b.txRoot, b.receiptRoot = len(b.txs), snap.Header.TxHash, snap.Header.ReceiptHash
 	b.index++
 	b.shown = len(b.txs)
 	s.stats.Flashblocks.Add(1)
 	s.stats.Txs.Add(uint64(snap.NewTxs))
 	s.notify(b.txs[first:])
 	return nil
+}
+
+// walResult is a WAL append's outcome and duration.
+type walResult struct {
+	err  error
+	took time.Duration
 }
 
 // flashblockRecord takes the WAL record of the block's next flashblock: its

@@ -96,6 +96,15 @@ func (s *Sequencer) finalise(b *openBlock) (*types.Block, [][]byte, error) {
 		body.Withdrawals = make([]*types.Withdrawal, 0, len(b.withdrawals))
 		body.Withdrawals = append(body.Withdrawals, b.withdrawals...)
 	}
+	if n := len(b.txs); n > 0 && b.rootsOf == n && len(b.receipts) == n {
+		// The last flashblock's header holds both roots of this very
+		// content (pending.Assemble hashed it): take them instead of
+		// hashing the whole block again at the seal.
+		shell := types.NewBlock(header, &types.Body{Withdrawals: body.Withdrawals}, nil, trie.NewStackTrie(nil), s.config)
+		h := shell.Header()
+		h.TxHash, h.ReceiptHash, h.Bloom = b.txRoot, b.receiptRoot, types.MergeBloom(b.receipts)
+		return types.NewBlockWithHeader(h).WithBody(types.Body{Transactions: b.txs, Withdrawals: shell.Withdrawals()}), requests, nil
+	}
 	return types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil), s.config), requests, nil
 }
 
