@@ -277,13 +277,18 @@ func (s *Sequencer) build(fill, always bool) error {
 	return nil
 }
 
-// fill applies the pool's candidates to b, best tip first, until none fits.
-// It returns the transactions to take out of the pool: stale ones (their
-// nonce was executed) and invalid ones (they cannot execute).
+// fill applies the pool's candidates to b, best tip first, until none fits
+// or, on a timed tick, its fill deadline passes (s.fillBy: the rest waits in
+// the pool for the next flashblock, so that a burst cannot make this one
+// late). It returns the transactions to take out of the pool: stale ones
+// (their nonce was executed) and invalid ones (they cannot execute).
 func (s *Sequencer) fill(b *openBlock) (stale, invalid []common.Hash) {
 	h := &runHeap{runs: s.pool.Candidates(b.statedb.GetNonce), baseFee: b.header.BaseFee}
 	heap.Init(h)
 	for h.Len() > 0 {
+		if !s.fillBy.IsZero() && time.Now().After(s.fillBy) {
+			break
+		}
 		run := h.runs[0]
 		e := run[0]
 		if !s.fits(b, e.Tx) {

@@ -69,6 +69,7 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	s.src.Publish(snap)
 	s.stats.LastPublish.Store(int64(time.Since(t)))
 	s.stats.published(built, durable)
+	s.lastPublish, s.lastIndex = time.Now(), b.index
 	b.rootsOf, b.txRoot, b.receiptRoot = len(b.txs), snap.Header.TxHash, snap.Header.ReceiptHash
 	b.index++
 	b.shown = len(b.txs)

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,6 +158,18 @@ type Sequencer struct {
 
 	// Owned by the sequencer goroutine (and by Start before it runs).
 	blk *openBlock
+	// unflushed are the state roots of blocks sealed but not yet flushed
+	// (sealAhead, flushSealed).
+	unflushed []common.Hash
+	// fillBy, when set, is when a flashblock stops taking transactions
+	// from the pool (a timed tick's: the rest waits for the next one).
+	fillBy time.Time
+	// lastPublish and lastIndex are the time and index of the last
+	// flashblock published; lead the learnt work of a tick by the index
+	// it publishes (learnLead).
+	lastPublish time.Time
+	lastIndex   uint64
+	lead        [][]time.Duration
 	// prevLogged are the WAL records (flashblocks and seal) of the last
 	// sealed block, kept through one more rotation: see walContent.
 	prevLogged []*record
@@ -350,21 +363,43 @@ func (s *Sequencer) Err() error {
 // loop is the sequencer goroutine: a flashblock every interval, the seal
 // every block time (manual mining: never), and between them the commands
 // handed over by do.
+//
+// Flashblock k is published on a fixed phase, at start + k×interval: its
+// tick fires that flashblock's expected work earlier (lead), and a late one
+// does not shift the rest. A tick more than an interval late is skipped
+// (no burst). A block's content is final with its last flashblock, so its
+// seal follows that publication (sealAhead) and the boundary tick only
+// opens the next block and publishes its first flashblock; the disk work
+// of the seal (flush, WAL rotation) follows that publication.
 func (s *Sequencer) loop() {
 	defer close(s.done)
-	timer := time.NewTimer(s.cfg.Interval)
+	interval := s.cfg.Interval
+	timer := time.NewTimer(interval)
 	defer timer.Stop()
 	ticks := timer.C
-	if s.cfg.Interval == 0 { // manual mining without pre-confirmation
+	if interval == 0 { // manual mining without pre-confirmation
 		ticks = nil
 	}
-	next := time.Now().Add(s.cfg.Interval)
+	phase := time.Now()
+	k := int64(1) // the flashblock due next, at phase + k×interval
+	due := func() time.Time { return phase.Add(time.Duration(k) * interval) }
 	for {
 		select {
 		case <-s.quit:
+			if err := s.flushSealed(); err != nil {
+				s.fail(err)
+			}
 			return
 		case c := <-s.cmds:
-			err := c.run()
+			// Commands find the block they act on open and the sealed
+			// state flushed, as they did before sealing moved ahead.
+			err := s.flushSealed()
+			if err == nil && s.blk == nil {
+				err = s.openNext(nil)
+			}
+			if err == nil {
+				err = c.run()
+			}
 			c.reply <- err
 			if err != nil {
 				s.fail(err)
@@ -373,16 +408,19 @@ func (s *Sequencer) loop() {
 			continue
 		case <-ticks:
 		}
-		now := time.Now()
-		next = next.Add(s.cfg.Interval)
-		if next.Before(now) { // fell behind (a slow seal): do not burst
-			next = now.Add(s.cfg.Interval)
-		}
-		timer.Reset(time.Until(next))
-		if err := s.tick(); err != nil {
+		start := time.Now()
+		s.fillBy = start.Add(interval / 4)
+		err := s.tick()
+		if err != nil {
 			s.fail(err)
 			return
 		}
+		s.fillBy = time.Time{}
+		s.learnLead(start)
+		now := time.Now()
+		for k++; due().Add(interval).Before(now); k++ { // a whole interval behind: skip it, do not burst
+		}
+		timer.Reset(time.Until(due().Add(-s.leadFor(s.nextIndex()))))
 	}
 }
 
@@ -396,21 +434,45 @@ func (s *Sequencer) tick() error {
 	switch {
 	case s.mode.manual:
 		return s.preconfirm()
+	case s.blk == nil: // the block was sealed ahead
+		if err := s.openNext(nil); err != nil {
+			return err
+		}
+		if err := s.firstFlashblock(); err != nil {
+			return err
+		}
+		return s.flushSealed()
 	case s.blk.index < s.mode.perBlock:
-		return s.flashblock()
+		if err := s.flashblock(); err != nil {
+			return err
+		}
+		if s.blk.index == s.mode.perBlock {
+			return s.sealAhead()
+		}
+		return nil
 	}
 	return s.rollover()
 }
 
-// rollover seals the open block and starts the next one with its first
-// flashblock.
-func (s *Sequencer) rollover() error {
-	// Seal, then show the next block's first flashblock before the slow
-	// disk work: the sealed block is already durable through the WAL (its
-	// flashblocks and seal record), so flushing its state, syncing the
-	// database and rotating the WAL can follow publication.
+// sealAhead seals the open block right after its last flashblock, its
+// content final: the boundary tick then only opens the next block and
+// publishes its first flashblock. The sealed block's state is flushed and
+// the WAL rotated after that publication (flushSealed); until then the WAL
+// holds the block.
+func (s *Sequencer) sealAhead() error {
 	root, err := s.seal(nil)
 	if err != nil {
+		return err
+	}
+	s.unflushed = append(s.unflushed, root)
+	return nil
+}
+
+// rollover seals the open block and starts the next one with its first
+// flashblock: evm_mine's, and a block with more flashblocks than the
+// schedule's (after a change of interval mining).
+func (s *Sequencer) rollover() error {
+	if err := s.sealAhead(); err != nil {
 		return err
 	}
 	if err := s.openNext(nil); err != nil {
@@ -419,14 +481,72 @@ func (s *Sequencer) rollover() error {
 	if err := s.firstFlashblock(); err != nil {
 		return err
 	}
-	if err := s.chain.Flush(root); err != nil {
-		return err
+	return s.flushSealed()
+}
+
+// flushSealed does the disk work of the blocks sealed since it last ran,
+// after the publication that follows them: a sealed block is durable
+// through the WAL already (its flashblocks and seal record), so flushing
+// its state, syncing the database and rotating the WAL can wait for it.
+func (s *Sequencer) flushSealed() error {
+	if len(s.unflushed) == 0 {
+		return nil
 	}
+	for _, root := range s.unflushed {
+		if err := s.chain.Flush(root); err != nil {
+			return err
+		}
+	}
+	root := s.unflushed[len(s.unflushed)-1]
+	s.unflushed = s.unflushed[:0]
 	s.sweepNonces(root)
 	if s.wal != nil {
-		return s.wal.Rotate(s.walContent)
+		err := s.wal.Rotate(s.walContent)
+		return err
 	}
 	return nil
+}
+
+// nextIndex is the index of the flashblock the next tick publishes.
+func (s *Sequencer) nextIndex() uint64 {
+	if s.mode.manual || s.blk == nil || s.blk.index >= s.mode.perBlock {
+		return 0
+	}
+	return s.blk.index
+}
+
+// learnLead learns how long the tick that started at start took to
+// publish its flashblock: the next ticks for that index fire the median of
+// its last leadSamples such times before their due time (at most half an
+// interval), so that a typical one publishes on time and a rare slow one
+// (an fsync stuck behind other disk writes) does not move the rest.
+func (s *Sequencer) learnLead(start time.Time) {
+	if !s.lastPublish.After(start) {
+		return
+	}
+	i := s.lastIndex
+	for uint64(len(s.lead)) <= i {
+		s.lead = append(s.lead, nil)
+	}
+	w := append(s.lead[i], s.lastPublish.Sub(start))
+	if len(w) > leadSamples {
+		w = w[1:]
+	}
+	s.lead[i] = w
+}
+
+// leadSamples is how many recent ticks a flashblock index's lead is the
+// median of.
+const leadSamples = 5
+
+// leadFor is how early the tick publishing flashblock index i fires.
+func (s *Sequencer) leadFor(i uint64) time.Duration {
+	if i >= uint64(len(s.lead)) || len(s.lead[i]) == 0 {
+		return 0
+	}
+	w := slices.Clone(s.lead[i])
+	slices.Sort(w)
+	return min(w[len(w)/2], s.cfg.Interval/2)
 }
 
 // sweepNonces lets the pool forget the pool nonces of senders the sealed
