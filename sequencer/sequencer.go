@@ -159,8 +159,10 @@ type Sequencer struct {
 	// Owned by the sequencer goroutine (and by Start before it runs).
 	blk *openBlock
 	// unflushed are the state roots of blocks sealed but not yet flushed
-	// (sealAhead, flushSealed).
+	// (sealAhead, flushSealed); unrotated is set by a flush until the WAL
+	// rotation that follows it (rotateFlushed).
 	unflushed []common.Hash
+	unrotated bool
 	// fillBy, when set, is when a flashblock stops taking transactions
 	// from the pool (a timed tick's: the rest waits for the next one).
 	fillBy time.Time
@@ -370,7 +372,8 @@ func (s *Sequencer) Err() error {
 // (no burst). A block's content is final with its last flashblock, so its
 // seal follows that publication (sealAhead) and the boundary tick only
 // opens the next block and publishes its first flashblock; the disk work
-// of the seal (flush, WAL rotation) follows that publication.
+// of the seal follows the publications after it (the flush the boundary's,
+// the WAL rotation the next one's).
 func (s *Sequencer) loop() {
 	defer close(s.done)
 	interval := s.cfg.Interval
@@ -386,14 +389,14 @@ func (s *Sequencer) loop() {
 	for {
 		select {
 		case <-s.quit:
-			if err := s.flushSealed(); err != nil {
+			if err := s.settleDisk(); err != nil {
 				s.fail(err)
 			}
 			return
 		case c := <-s.cmds:
 			// Commands find the block they act on open and the sealed
 			// state flushed, as they did before sealing moved ahead.
-			err := s.flushSealed()
+			err := s.settleDisk()
 			if err == nil && s.blk == nil {
 				err = s.openNext(nil)
 			}
@@ -431,34 +434,45 @@ func (s *Sequencer) fail(err error) {
 }
 
 func (s *Sequencer) tick() error {
-	switch {
-	case s.mode.manual:
+	if s.mode.manual {
 		return s.preconfirm()
-	case s.blk == nil: // the block was sealed ahead
+	}
+	if s.blk != nil && s.blk.index >= s.mode.perBlock {
+		return s.rollover() // a longer block than the schedule's (interval mining changed)
+	}
+	opened := s.blk == nil // sealed ahead: this is the boundary
+	if opened {
 		if err := s.openNext(nil); err != nil {
 			return err
 		}
 		if err := s.firstFlashblock(); err != nil {
 			return err
 		}
-		return s.flushSealed()
-	case s.blk.index < s.mode.perBlock:
-		if err := s.flashblock(); err != nil {
+	} else if err := s.flashblock(); err != nil {
+		return err
+	}
+	// The disk work of the last seal follows publications, spread over
+	// two: the state flush after the boundary's, the WAL rotation (which
+	// must follow the flush) after the next one.
+	if err := s.rotateFlushed(); err != nil {
+		return err
+	}
+	if opened {
+		if err := s.flushSealed(); err != nil {
 			return err
 		}
-		if s.blk.index == s.mode.perBlock {
-			return s.sealAhead()
-		}
-		return nil
 	}
-	return s.rollover()
+	if s.blk.index >= s.mode.perBlock {
+		return s.sealAhead()
+	}
+	return nil
 }
 
 // sealAhead seals the open block right after its last flashblock, its
 // content final: the boundary tick then only opens the next block and
 // publishes its first flashblock. The sealed block's state is flushed and
-// the WAL rotated after that publication (flushSealed); until then the WAL
-// holds the block.
+// the WAL rotated after the publications that follow (flushSealed,
+// rotateFlushed); until then the WAL holds the block.
 func (s *Sequencer) sealAhead() error {
 	root, err := s.seal(nil)
 	if err != nil {
@@ -469,8 +483,8 @@ func (s *Sequencer) sealAhead() error {
 }
 
 // rollover seals the open block and starts the next one with its first
-// flashblock: evm_mine's, and a block with more flashblocks than the
-// schedule's (after a change of interval mining).
+// flashblock, then does the seal's disk work: evm_mine's, and a block with
+// more flashblocks than the schedule's (after a change of interval mining).
 func (s *Sequencer) rollover() error {
 	if err := s.sealAhead(); err != nil {
 		return err
@@ -481,13 +495,23 @@ func (s *Sequencer) rollover() error {
 	if err := s.firstFlashblock(); err != nil {
 		return err
 	}
-	return s.flushSealed()
+	return s.settleDisk()
 }
 
-// flushSealed does the disk work of the blocks sealed since it last ran,
-// after the publication that follows them: a sealed block is durable
-// through the WAL already (its flashblocks and seal record), so flushing
-// its state, syncing the database and rotating the WAL can wait for it.
+// settleDisk does all the disk work left by the blocks sealed so far, for
+// a command or Stop.
+func (s *Sequencer) settleDisk() error {
+	if err := s.flushSealed(); err != nil {
+		return err
+	}
+	return s.rotateFlushed()
+}
+
+// flushSealed flushes the state of the blocks sealed since it last ran: a
+// sealed block is durable through the WAL already (its flashblocks and
+// seal record), so flushing its state and syncing the database can wait
+// for the publication that follows it. The WAL is rotated after that
+// (rotateFlushed).
 func (s *Sequencer) flushSealed() error {
 	if len(s.unflushed) == 0 {
 		return nil
@@ -500,11 +524,19 @@ func (s *Sequencer) flushSealed() error {
 	root := s.unflushed[len(s.unflushed)-1]
 	s.unflushed = s.unflushed[:0]
 	s.sweepNonces(root)
-	if s.wal != nil {
-		err := s.wal.Rotate(s.walContent)
-		return err
-	}
+	s.unrotated = s.wal != nil
 	return nil
+}
+
+// rotateFlushed rotates the WAL after a flush: the records of the blocks
+// flushed since the last rotation go (walContent keeps the last sealed
+// block's as a margin).
+func (s *Sequencer) rotateFlushed() error {
+	if !s.unrotated {
+		return nil
+	}
+	s.unrotated = false
+	return s.wal.Rotate(s.walContent)
 }
 
 // nextIndex is the index of the flashblock the next tick publishes.
