@@ -548,10 +548,12 @@ func (s *Sequencer) nextIndex() uint64 {
 }
 
 // learnLead learns how long the tick that started at start took to
-// publish its flashblock: the next ticks for that index fire the median of
-// its last leadSamples such times before their due time (at most half an
-// interval), so that a typical one publishes on time and a rare slow one
-// (an fsync stuck behind other disk writes) does not move the rest.
+// publish its flashblock: the next ticks for that index fire the shortest
+// of its last leadSamples such times before their due time (at most half
+// an interval). That is the work every tick of the index does (the block
+// so far to hash grows over the block), not the noise of a slow fsync or a
+// busy CPU: a noisy estimate (a median tried first) moved the ticks by its
+// own error (more intervals off than main in the same sessions).
 func (s *Sequencer) learnLead(start time.Time) {
 	if !s.lastPublish.After(start) {
 		return
@@ -568,7 +570,7 @@ func (s *Sequencer) learnLead(start time.Time) {
 }
 
 // leadSamples is how many recent ticks a flashblock index's lead is the
-// median of.
+// shortest of.
 const leadSamples = 5
 
 // leadFor is how early the tick publishing flashblock index i fires.
@@ -576,9 +578,7 @@ func (s *Sequencer) leadFor(i uint64) time.Duration {
 	if i >= uint64(len(s.lead)) || len(s.lead[i]) == 0 {
 		return 0
 	}
-	w := slices.Clone(s.lead[i])
-	slices.Sort(w)
-	return min(w[len(w)/2], s.cfg.Interval/2)
+	return min(slices.Min(s.lead[i]), s.cfg.Interval/2)
 }
 
 // sweepNonces lets the pool forget the pool nonces of senders the sealed
