@@ -39,8 +39,7 @@ type executor struct {
 	headers *headers
 	src     *pending.Source
 	signer  types.Signer
-	memdb   state.Database   // empty: StateDBs read everything through their reader
-	tries   *triedb.Database // backs the open block's in-memory roots tries (never written)
+	memdb   state.Database // empty: StateDBs read everything through their reader
 	// prepared holds the flashblocks whose decoding started on arrival
 	// (prepare.go); used by the loop goroutine only.
 	prepared *lru[*feed.Flashblock, *prepared]
@@ -70,7 +69,6 @@ func newExecutor(config *params.ChainConfig, sh *remote.Shared, hs *headers, src
 	db := rawdb.NewMemoryDatabase()
 	return &executor{
 		config: config, shared: sh, headers: hs, src: src,
-		tries:    triedb.NewDatabase(rawdb.NewMemoryDatabase(), nil),
 		signer:   types.LatestSigner(config),
 		memdb:    state.NewDatabase(triedb.NewDatabase(db, nil), state.NewCodeDB(db)),
 		prepared: newLRU[*feed.Flashblock, *prepared](preparedKept),
@@ -89,9 +87,9 @@ type openBlock struct {
 	txs      types.Transactions
 	receipts types.Receipts
 	bloom    types.Bloom
-	roots    *blockRoots   // of txs and receipts
-	applied  int           // flashblocks applied
-	last     *types.Header // the header of the last snapshot published
+	roots    *pending.Roots // of txs and receipts
+	applied  int            // flashblocks applied
+	last     *types.Header  // the header of the last snapshot published
 	state    *pending.State
 	touched  *pending.Tracker
 	// daFootprint is the block's DA footprint so far (OP-stack Jovian on).
@@ -162,7 +160,7 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	b := &openBlock{
 		payload: fb.PayloadID, parent: parent, header: header, base: st, statedb: statedb, evm: evm,
 		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(st), touched: t,
-		roots: newBlockRoots(e.tries),
+		roots: pending.NewRoots(),
 	}
 	// EIP-4788 beacon root and EIP-2935 parent hash system calls, as the
 	// block's builder runs them before its first transaction.
@@ -387,7 +385,7 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) *pending.Snapshot {
 	diff := b.touched.Collect(b.statedb)
 	b.state = b.state.With(diff)
-	txHash, receiptHash := b.roots.update(b.txs, b.receipts)
+	txHash, receiptHash := b.roots.Update(b.txs, b.receipts)
 	f := pending.Flashblock{
 		Parent: b.parent, Env: b.header,
 		// The follower holds no trie: the state root is the builder's claim.

@@ -38,6 +38,7 @@ type openBlock struct {
 	gp       *core.GasPool
 	txs      types.Transactions
 	receipts types.Receipts
+	roots    *pending.Roots // of txs and receipts, kept as they grow (made at the first publish)
 	bloom    types.Bloom
 	index    uint64 // next flashblock index
 	shown    int    // transactions published so far (the next flashblock's first)

@@ -53,11 +53,16 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	}
 	diff := b.touched.Collect(b.statedb)
 	st := b.state.With(diff) // the open block's state once the record is durable
+	if b.roots == nil {
+		b.roots = pending.NewRoots()
+	}
+	txHash, receiptHash := b.roots.Update(b.txs, b.receipts)
 	snap := pending.Assemble(pending.Flashblock{
 		Parent: b.parent, Env: b.header, Root: root, GasUsed: b.gp.Used(),
 		Index: b.index, PayloadID: b.payload,
 		Txs: b.txs, Receipts: b.receipts, First: first, Bloom: &b.bloom,
 		Diff: diff, State: st, WithdrawalsRoot: s.withdrawalsRoot(b),
+		TxHash: &txHash, ReceiptHash: &receiptHash,
 	})
 	built := time.Now()
 	if err := wait(); err != nil {

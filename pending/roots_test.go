@@ -1,20 +1,18 @@
-package follower
+package pending
 
 import (
 	"math/big"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/trie"
-	"github.com/ethereum/go-ethereum/triedb"
 )
 
-// TestBlockRootsIncremental: the roots kept flashblock by flashblock equal
+// TestRootsIncremental: the roots kept flashblock by flashblock equal
 // types.DeriveSha over the whole block at every step, across the index
 // encodings' boundaries (0, 1…0x7f, 0x80…).
-func TestBlockRootsIncremental(t *testing.T) {
+func TestRootsIncremental(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		steps []int // block size after each flashblock
@@ -33,7 +31,7 @@ func TestBlockRootsIncremental(t *testing.T) {
 			var (
 				txs      types.Transactions
 				receipts types.Receipts
-				r        = newBlockRoots(triedb.NewDatabase(rawdb.NewMemoryDatabase(), nil))
+				r        = NewRoots()
 			)
 			for _, n := range tc.steps {
 				for i := len(txs); i < n; i++ {
@@ -45,7 +43,7 @@ func TestBlockRootsIncremental(t *testing.T) {
 					rc.Bloom = types.CreateBloom(rc)
 					receipts = append(receipts, rc)
 				}
-				txHash, receiptHash := r.update(txs, receipts)
+				txHash, receiptHash := r.Update(txs, receipts)
 				if want := types.DeriveSha(txs, trie.NewStackTrie(nil)); txHash != want {
 					t.Fatalf("%d transactions: root %s, DeriveSha %s", n, txHash, want)
 				}
