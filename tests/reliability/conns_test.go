@@ -3,6 +3,7 @@ package reliability_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,7 +154,10 @@ func TestSlowClients(t *testing.T) {
 				_, err = io.Copy(io.Discard, c) // until the node closes
 				close(stop)
 				d := time.Since(start)
-				if err != nil {
+				// A reset is the node's close too: a trickled byte that
+				// arrived after its last read (the 2 s trickle meets the 10 s
+				// head timeout) makes the kernel answer the close with RST.
+				if err != nil && !errors.Is(err, syscall.ECONNRESET) {
 					t.Errorf("%s: not closed within 60 s: %v", name, err)
 				}
 				mu.Lock()
