@@ -38,7 +38,7 @@ type openBlock struct {
 	gp       *core.GasPool
 	txs      types.Transactions
 	receipts types.Receipts
-	roots    *pending.Roots // of txs and receipts, kept as they grow (made at the first publish)
+	roots    *pending.Roots // of txs and receipts, kept as they grow (txRoots)
 	bloom    types.Bloom
 	index    uint64 // next flashblock index
 	shown    int    // transactions published so far (the next flashblock's first)
@@ -58,11 +58,16 @@ type openBlock struct {
 	// built by testing_buildBlockV1 have any).
 	withdrawals types.Withdrawals
 	blobGas     uint64 // used so far
-	// txRoot and receiptRoot are the roots of the first rootsOf
-	// transactions and receipts, from the last flashblock's header: the
-	// seal reuses them when nothing was added since.
-	rootsOf             int
-	txRoot, receiptRoot common.Hash
+}
+
+// txRoots returns the roots of the block's transactions and receipts so
+// far, hashing only what was added since the last call (flashblocks and
+// the seal share them).
+func (b *openBlock) txRoots() (txHash, receiptHash common.Hash) {
+	if b.roots == nil {
+		b.roots = pending.NewRoots()
+	}
+	return b.roots.Update(b.txs, b.receipts)
 }
 
 // openNext opens the block on top of the chain head. env, when given (WAL

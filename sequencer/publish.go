@@ -53,10 +53,7 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	}
 	diff := b.touched.Collect(b.statedb)
 	st := b.state.With(diff) // the open block's state once the record is durable
-	if b.roots == nil {
-		b.roots = pending.NewRoots()
-	}
-	txHash, receiptHash := b.roots.Update(b.txs, b.receipts)
+	txHash, receiptHash := b.txRoots()
 	snap := pending.Assemble(pending.Flashblock{
 		Parent: b.parent, Env: b.header, Root: root, GasUsed: b.gp.Used(),
 		Index: b.index, PayloadID: b.payload,
@@ -75,7 +72,6 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	s.stats.LastPublish.Store(int64(time.Since(t)))
 	s.stats.published(built, durable)
 	s.lastPublish, s.lastIndex = time.Now(), b.index
-	b.rootsOf, b.txRoot, b.receiptRoot = len(b.txs), snap.Header.TxHash, snap.Header.ReceiptHash
 	b.index++
 	b.shown = len(b.txs)
 	s.stats.Flashblocks.Add(1)

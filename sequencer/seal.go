@@ -91,21 +91,19 @@ func (s *Sequencer) finalise(b *openBlock) (*types.Block, [][]byte, error) {
 		}
 		header.BlobGasUsed = &blobGas
 	}
-	body := &types.Body{Transactions: b.txs}
+	var withdrawals []*types.Withdrawal
 	if header.WithdrawalsHash != nil {
-		body.Withdrawals = make([]*types.Withdrawal, 0, len(b.withdrawals))
-		body.Withdrawals = append(body.Withdrawals, b.withdrawals...)
+		withdrawals = make([]*types.Withdrawal, 0, len(b.withdrawals))
+		withdrawals = append(withdrawals, b.withdrawals...)
 	}
-	if n := len(b.txs); n > 0 && b.rootsOf == n && len(b.receipts) == n {
-		// The last flashblock's header holds both roots of this very
-		// content (pending.Assemble hashed it): take them instead of
-		// hashing the whole block again at the seal.
-		shell := types.NewBlock(header, &types.Body{Withdrawals: body.Withdrawals}, nil, trie.NewStackTrie(nil), s.config)
-		h := shell.Header()
-		h.TxHash, h.ReceiptHash, h.Bloom = b.txRoot, b.receiptRoot, types.MergeBloom(b.receipts)
-		return types.NewBlockWithHeader(h).WithBody(types.Body{Transactions: b.txs, Withdrawals: shell.Withdrawals()}), requests, nil
-	}
-	return types.NewBlock(header, body, b.receipts, trie.NewStackTrie(nil), s.config), requests, nil
+	// The transaction and receipt roots are the flashblocks' (txRoots
+	// hashes only what the last one did not cover), not the whole block
+	// hashed again: the shell block sets every other derived field.
+	shell := types.NewBlock(header, &types.Body{Withdrawals: withdrawals}, nil, trie.NewStackTrie(nil), s.config)
+	h := shell.Header()
+	h.TxHash, h.ReceiptHash = b.txRoots()
+	h.Bloom = types.MergeBloom(b.receipts)
+	return types.NewBlockWithHeader(h).WithBody(types.Body{Transactions: b.txs, Withdrawals: shell.Withdrawals()}), requests, nil
 }
 
 // settle moves the safe and finalized markers to the blocks SafeLag and
