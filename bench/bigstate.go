@@ -157,6 +157,8 @@ type bigstateReport struct {
 	Nodes   map[string]*bigstateNode `json:"nodes"`
 	Errors  []string                 `json:"errors,omitempty"`
 	Seconds float64                  `json:"seconds"`
+	// Layout is where the generator and the nodes ran (-pin; empty: shared).
+	Layout string `json:"layout,omitempty"`
 }
 
 func runBigstate(o options, stdout, log io.Writer, docs func(...docSection) int) int {
@@ -234,6 +236,11 @@ func measureBigstate(o options, log io.Writer) (*bigstateReport, error) {
 		rep.Nodes[name] = bn
 	}
 	wls := st.workloads(bo.Keys)
+	restore, err := pinIf(o.Pin, e, &rep.Layout)
+	if err != nil {
+		return rep, err
+	}
+	defer restore()
 	for round := range o.Rounds {
 		order := rotate(nodes, round)
 		fmt.Fprintf(log, "round %d/%d: %s\n", round+1, o.Rounds, strings.Join(order, " "))
@@ -468,6 +475,11 @@ func (r *bigstateReport) markdown() string {
 	fmt.Fprintf(&b, "## A big state: %d accounts, %d storage slots (%s)\n\n", r.Meta.Accounts, r.Meta.Slots, r.Started.Format(time.RFC3339))
 	fmt.Fprintf(&b, "Generated once with `chain.CreateBulk` in %.1f s, of which %.1f s compacting the store (genesis %s); geth opens a hard-linked copy of the same store (%.1f s). Random keys over the whole state, %d rounds, median round; start-up is process start → first answer.\n\n",
 		r.Meta.GenerateSecond, r.Meta.CompactSeconds, r.Meta.Genesis, r.Meta.CopySeconds, r.Rounds)
+	if r.Layout != "" {
+		fmt.Fprintf(&b, "Pinned (-pin): %s, so that they do not share cores.\n\n", r.Layout)
+	} else {
+		b.WriteString("The load generator and the nodes share every CPU.\n\n")
+	}
 	names := slices.Sorted(func(yield func(string) bool) {
 		for k := range r.Nodes {
 			if !yield(k) {

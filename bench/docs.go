@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -48,19 +49,33 @@ func runAll(o options, args []string, stdout, log io.Writer) int {
 		fmt.Fprintf(log, "bench: %s: %v\n", part, err)
 	}
 
-	fmt.Fprintln(log, "== peer comparison")
-	if rep, err := benchmark(o, log); err != nil || rep == nil || len(rep.Errors) > 0 {
-		if err == nil && rep != nil {
+	// The peer comparison twice: every node sharing every CPU with the load
+	// generator, then preconf and anvil with the generator on its own CPUs
+	// (pin.go).
+	var readme []string
+	for _, pin := range []bool{false, true} {
+		po, name, title := o, "main", "peer comparison"
+		if pin {
+			po.Pin, po.Nodes, name, title = true, pinnedNodes(o.Nodes), "pinned", "peer comparison, pinned"
+		}
+		fmt.Fprintln(log, "== "+title)
+		rep, err := benchmark(po, log)
+		if err == nil && rep != nil && len(rep.Errors) > 0 {
 			err = fmt.Errorf("%d error(s): %s", len(rep.Errors), strings.Join(rep.Errors, "; "))
 		}
-		fail("comparison", err)
-	} else {
-		md := rep.markdown()
-		if err := rep.write(o.Out, md); err != nil {
-			fail("comparison", err)
+		if err == nil && rep != nil {
+			md := rep.markdown()
+			err = rep.write(po.Out, md)
+			fmt.Fprint(stdout, md)
+			sections = append(sections, docSection{"docs/bench.md", name, md})
+			readme = append(readme, rep.readmeRatios())
 		}
-		fmt.Fprint(stdout, md)
-		sections = append(sections, docSection{"docs/bench.md", "main", md}, docSection{"README.md", "readme", rep.readmeRatios()})
+		if err != nil {
+			fail(title, err)
+		}
+	}
+	if len(readme) == 2 {
+		sections = append(sections, docSection{"README.md", "readme", strings.Join(readme, "\n")})
 	}
 
 	writeloadOpts.Search = true
@@ -82,16 +97,8 @@ func runAll(o options, args []string, stdout, log io.Writer) int {
 			}
 			return rep, rep.markdown(), nil
 		}},
-		{"bigstate", "big state", func() (any, string, error) {
-			rep, err := measureBigstate(o, log)
-			if err == nil && len(rep.Errors) > 0 {
-				err = fmt.Errorf("%d error(s): %s", len(rep.Errors), strings.Join(rep.Errors, "; "))
-			}
-			if err != nil {
-				return nil, "", err
-			}
-			return rep, rep.markdown(), nil
-		}},
+		{"bigstate", "big state", bigstatePart(o, log, false)},
+		{"bigstate-pinned", "big state, pinned", bigstatePart(o, log, true)},
 	} {
 		fmt.Fprintln(log, "== "+part.title)
 		rep, md, err := part.run()
@@ -115,6 +122,27 @@ func runAll(o options, args []string, stdout, log io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// bigstatePart is the -bigstate part of -all, shared or pinned.
+func bigstatePart(o options, log io.Writer, pin bool) func() (any, string, error) {
+	return func() (any, string, error) {
+		o.Pin = pin
+		rep, err := measureBigstate(o, log)
+		if err == nil && len(rep.Errors) > 0 {
+			err = fmt.Errorf("%d error(s): %s", len(rep.Errors), strings.Join(rep.Errors, "; "))
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		return rep, rep.markdown(), nil
+	}
+}
+
+// pinnedNodes are the nodes of the pinned comparison: preconf and anvil,
+// the peer whose tails issue 15 compares (geth's are far behind either way).
+func pinnedNodes(nodes []string) []string {
+	return slices.DeleteFunc(slices.Clone(nodes), func(n string) bool { return n != "preconf" && n != "anvil" })
 }
 
 // updateDocs writes the sections into their files, each under a line that
@@ -185,20 +213,26 @@ func loadAverage() string {
 // readmeRatios is the README's summary: each workload's ratios to the peers.
 func (r *report) readmeRatios() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Latest same-run ratios (%s, %d rounds, req/s of preconf ÷ peer; tables in docs/bench.md):\n\n", r.Started.Format("2006-01-02"), r.Options.Rounds)
+	layout := "generator and nodes sharing every CPU"
+	if r.Layout != "" {
+		layout = r.Layout
+	}
+	fmt.Fprintf(&b, "Latest same-run ratios (%s, %d rounds, %s; req/s of preconf ÷ peer, and p99 of preconf ÷ peer (< 1: preconf's lower); tables in docs/bench.md):\n\n", r.Started.Format("2006-01-02"), r.Options.Rounds, layout)
 	peers := r.Nodes[1:]
 	b.WriteString("| workload |")
 	for _, p := range peers {
-		fmt.Fprintf(&b, " vs %s |", p)
+		fmt.Fprintf(&b, " vs %s | p99 vs %s |", p, p)
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---:|", len(peers)) + "\n")
+	b.WriteString("\n|---|" + strings.Repeat("---:|---:|", len(peers)) + "\n")
 	for _, s := range r.Summary {
 		fmt.Fprintf(&b, "| %s |", s.Workload)
 		for _, p := range peers {
-			if v, ok := s.Ratio[p]; ok {
-				fmt.Fprintf(&b, " %.2f× |", v)
-			} else {
-				b.WriteString(" — |")
+			for _, m := range []map[string]float64{s.Ratio, s.P99Ratio} {
+				if v, ok := m[p]; ok {
+					fmt.Fprintf(&b, " %.2f× |", v)
+				} else {
+					b.WriteString(" — |")
+				}
 			}
 		}
 		b.WriteString("\n")

@@ -45,8 +45,10 @@ type options struct {
 	NoInstall   bool          `json:"-"`
 	Profile     bool          `json:"-"`
 	Sequencer   bool          `json:"preconf_sequencer"`
-	Keep        bool          `json:"-"`
-	Install     []string      `json:"-"`
+	// Pin runs the load generator and the nodes on separate CPUs (pin.go).
+	Pin     bool     `json:"pin,omitempty"`
+	Keep    bool     `json:"-"`
+	Install []string `json:"-"`
 	// BaseRepo is the checkout preconf-base is built from.
 	BaseRepo string `json:"preconf_base,omitempty"`
 }
@@ -73,6 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.Keep, "keep", false, "keep the scratch dir (node logs and data) after the run")
 	fs.StringVar(&o.BaseRepo, "preconf-base", "", "also run preconf built from this checkout (e.g. a `git worktree` of main) as node preconf-base, so preconf/preconf-base is a before/after ratio from one run")
 	fs.BoolVar(&o.Sequencer, "preconf-sequencer", false, "run preconf with its sequencer (2 s blocks, 200 ms flashblocks) instead of --no-sequencer, so pending reads are served from live pending snapshots")
+	fs.BoolVar(&o.Pin, "pin", false, "run the load generator on the first quarter of the CPUs (at least one) and the nodes on the rest (taskset), so that they do not share cores")
 	addLatencyFlags(fs)   // -preconf-latency and its options (preconf_latency.go)
 	addFollowFlags(fs)    // -follow and its options (follow.go)
 	addWriteloadFlags(fs) // -writeload and its options (writeload.go)
@@ -275,6 +278,11 @@ func benchmark(o options, log io.Writer) (*report, error) {
 		return rep, errors.New("preconf could not be built")
 	}
 
+	restore, err := pinIf(o.Pin, e, &rep.Layout)
+	if err != nil {
+		return rep, err
+	}
+	defer restore()
 	for round := 0; round < o.Rounds; round++ {
 		order := rotate(nodes, round)
 		fmt.Fprintf(log, "round %d/%d: %s\n", round+1, o.Rounds, strings.Join(order, " "))

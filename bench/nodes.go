@@ -60,6 +60,8 @@ type env struct {
 	sequencer bool
 	// baseRepo is the checkout preconf-base is built from (-preconf-base).
 	baseRepo string
+	// nodeCPUs, when set, is the CPU list nodes run on (-pin).
+	nodeCPUs string
 	log      io.Writer
 }
 
@@ -209,7 +211,7 @@ func startNode(e *env, kind nodeKind, bin string, round int) (*runningNode, erro
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, kind.args(e, dir)...)
+	cmd := pinnedCommand(e.nodeCPUs, bin, kind.args(e, dir))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -13,17 +13,20 @@ import (
 
 // report is the machine-readable result (written as JSON).
 type report struct {
-	Started      time.Time         `json:"started"`
-	TotalSeconds float64           `json:"total_seconds"`
-	Host         map[string]any    `json:"host"`
-	Options      options           `json:"options"`
-	Nodes        []string          `json:"nodes"`
-	Versions     map[string]string `json:"versions"`
-	Missing      map[string]string `json:"missing,omitempty"`
-	Errors       []string          `json:"errors,omitempty"`
-	Workloads    []string          `json:"workloads"`
-	Runs         []measurement     `json:"runs"`
-	Summary      []summary         `json:"summary"`
+	Started      time.Time      `json:"started"`
+	TotalSeconds float64        `json:"total_seconds"`
+	Host         map[string]any `json:"host"`
+	Options      options        `json:"options"`
+	// Layout says where the generator and the nodes ran (-pin); empty: on
+	// every CPU, shared.
+	Layout    string            `json:"layout,omitempty"`
+	Nodes     []string          `json:"nodes"`
+	Versions  map[string]string `json:"versions"`
+	Missing   map[string]string `json:"missing,omitempty"`
+	Errors    []string          `json:"errors,omitempty"`
+	Workloads []string          `json:"workloads"`
+	Runs      []measurement     `json:"runs"`
+	Summary   []summary         `json:"summary"`
 
 	mu sync.Mutex
 }
@@ -181,6 +184,11 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "## preconf vs peers — %s\n\n", r.Started.Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "%d rounds × %s per workload and node (after %s warm-up), %d keep-alive connections, loopback, %v CPUs, %s.\n",
 		o.Rounds, o.Duration, o.Warmup, o.Conns, r.Host["cpus"], r.Host["go"])
+	if r.Layout != "" {
+		fmt.Fprintf(&b, "Pinned (-pin): %s, so that they do not share cores.\n", r.Layout)
+	} else {
+		fmt.Fprintf(&b, "The load generator and the nodes share every CPU.\n")
+	}
 	if o.Sequencer {
 		fmt.Fprintf(&b, "preconf runs its sequencer (2 s blocks, 200 ms flashblocks): its pending reads are served from live pending snapshots.\n")
 	} else {
