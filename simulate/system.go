@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/consensus/misc"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -90,6 +91,10 @@ func (s *simulator) preExecution(db *state.StateDB, header *types.Header, parent
 		syscalls.Pre(cfg, header, parentHash, evm)
 		return
 	}
+	// The Canyon create2 deployer (OP stack, at exactly Canyon's timestamp)
+	// is an ordinary account, not one of the contracts whose writes are
+	// held: its code is set at once, before any call could run it.
+	misc.EnsureCreate2Deployer(cfg, header.Time, db)
 	if header.ParentBeaconRoot != nil {
 		s.sys.set(db, 0, header)
 	}

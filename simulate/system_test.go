@@ -1,17 +1,21 @@
 package simulate
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math/big"
 	"reflect"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 
@@ -82,6 +86,133 @@ func TestSystemCallsNative(t *testing.T) {
 				}
 				if !reflect.DeepEqual(evmReqs, nativeReqs) {
 					t.Errorf("requests: native %x, EVM %x", nativeReqs, evmReqs)
+				}
+			})
+		}
+	}
+}
+
+// TestCreate2DeployerAtCanyon simulates blocks around the Canyon activation
+// of an OP-stack chain whose genesis lacks the create2 deployer (as Base
+// mainnet's did): op-geth installs its code in the block whose timestamp is
+// exactly Canyon's, and in no other. A call to the deployer's
+// computeAddress in each simulated block answers the CREATE2 address once
+// the code is there and nothing before; with the system calls written
+// directly and run in the EVM, and in compute mode both paths must reach
+// the same state root.
+func TestCreate2DeployerAtCanyon(t *testing.T) {
+	const canyon = 1000
+	var (
+		deployer = common.HexToAddress("0x13b0D85CcB8bf860b6b79AF3029fCA081AE9beF2")
+		codeHash = common.HexToHash("0xb0550b5b431e30d38000efb7107aaa0ade03d48a7198a140edda9d27134468b2")
+		salt     = common.HexToHash("0x5a17")
+		initHash = common.HexToHash("0x1417")
+		from     = chain.DevAccounts()[0]
+		// computeAddress(bytes32 salt, bytes32 codeHash)
+		input   = hexutil.Bytes(append(append(crypto.Keccak256([]byte("computeAddress(bytes32,bytes32)"))[:4], salt[:]...), initHash[:]...))
+		created = common.BytesToHash(crypto.CreateAddress2(deployer, salt, initHash.Bytes()).Bytes())
+	)
+	at := func(t uint64) *uint64 { return &t }
+	configs := []struct {
+		name  string
+		forks func(c *params.ChainConfig, t *uint64)
+	}{
+		// Canyon with Shanghai, the later forks not scheduled: no other
+		// system call in the block.
+		{"canyon only", func(c *params.ChainConfig, t *uint64) {
+			c.ShanghaiTime, c.CanyonTime = t, t
+			c.CancunTime, c.PragueTime, c.EcotoneTime, c.FjordTime, c.GraniteTime, c.HoloceneTime, c.IsthmusTime = nil, nil, nil, nil, nil, nil, nil
+		}},
+		// Canyon through Isthmus at once: the beacon-root and block-hash
+		// writes of the same block take the direct path too.
+		{"canyon to isthmus", func(c *params.ChainConfig, t *uint64) {
+			for _, f := range []**uint64{&c.ShanghaiTime, &c.CancunTime, &c.PragueTime, &c.CanyonTime,
+				&c.EcotoneTime, &c.FjordTime, &c.GraniteTime, &c.HoloceneTime, &c.IsthmusTime} {
+				*f = t
+			}
+		}},
+	}
+	cases := []struct {
+		name  string
+		times []uint64 // of the simulated blocks
+		code  []bool   // whether each block's call finds the deployer
+	}{
+		{"at activation", []uint64{canyon}, []bool{true}},
+		{"one second before", []uint64{canyon - 1}, []bool{false}},
+		{"one second after", []uint64{canyon + 1}, []bool{false}},
+		{"before then at", []uint64{canyon - 1, canyon}, []bool{false, true}},
+		{"at then after", []uint64{canyon, canyon + 1}, []bool{true, true}},
+	}
+	for _, cf := range configs {
+		g, err := chain.DevL2Genesis()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Config.RegolithTime = at(0)
+		cf.forks(g.Config, at(canyon))
+		if err := g.Config.CheckConfigForkOrder(); err != nil {
+			t.Fatalf("%s: %v", cf.name, err)
+		}
+		// Without the preinstall Canyon must put the code there; Cancun is
+		// not active at genesis (no blob gas fields).
+		delete(g.Alloc, deployer)
+		g.ExcessBlobGas, g.BlobGasUsed = nil, nil
+		c, err := chain.Open(chain.Config{Genesis: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		parent := c.Head()
+		for _, tc := range cases {
+			t.Run(cf.name+"/"+tc.name, func(t *testing.T) {
+				run := func(evmSystemCalls bool, roots RootMode) []*BlockResult {
+					db, err := c.StateAt(parent)
+					if err != nil {
+						t.Fatal(err)
+					}
+					prestate, err := c.StateReader(parent.Root)
+					if err != nil {
+						t.Fatal(err)
+					}
+					req := &Request{}
+					for _, ts := range tc.times {
+						req.BlockStateCalls = append(req.BlockStateCalls, BlockCalls{
+							BlockOverrides: &BlockOverrides{Time: (*hexutil.Uint64)(at(ts))},
+							Calls:          []CallArgs{{From: &from, To: &deployer, Input: &input}},
+						})
+					}
+					opts := DefaultOptions()
+					opts.Roots, opts.EVMSystemCalls = roots, evmSystemCalls
+					e := New(c.Config(), c.ChainContext(), opts)
+					res, err := e.Simulate(context.Background(), req, Base{Parent: parent, State: db, Prestate: prestate})
+					if err != nil {
+						t.Fatal(err)
+					}
+					last := tc.code[len(tc.code)-1]
+					if got := db.GetCodeHash(deployer); (got == codeHash) != last {
+						t.Errorf("evm system calls %v: deployer's code hash after the blocks %s, want the deployer's: %v", evmSystemCalls, got, last)
+					}
+					return res
+				}
+				for _, evmSystemCalls := range []bool{false, true} {
+					res := run(evmSystemCalls, RootZero)
+					for i, b := range res {
+						call := b.Calls[0]
+						want := []byte{}
+						if tc.code[i] {
+							want = created[:]
+						}
+						if call.Status != types.ReceiptStatusSuccessful || !bytes.Equal(call.ReturnData, want) {
+							t.Errorf("evm system calls %v, block %d (time %d): computeAddress returned %x (status %d), want %x",
+								evmSystemCalls, i, tc.times[i], call.ReturnData, call.Status, want)
+						}
+					}
+				}
+				native, evm := run(false, RootCompute), run(true, RootCompute)
+				for i := range native {
+					if n, e := native[i].Block.Root(), evm[i].Block.Root(); n != e {
+						t.Errorf("block %d (time %d): state root with direct system calls %s, in the EVM %s", i, tc.times[i], n, e)
+					}
 				}
 			})
 		}
