@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -303,4 +304,88 @@ func TestWSCloseSendsGoingAway(t *testing.T) {
 	if errors.Is(err, context.DeadlineExceeded) {
 		t.Fatal("no close frame")
 	}
+}
+
+// A client that stops reading cannot hold an answer's write (and its
+// goroutine and buffer) for ever: the fast path gives the write up 1–1.25×
+// WriteTimeout after it began and closes the connection, and answers other
+// clients meanwhile. The answer is larger than both sockets' buffers (the
+// client's receive buffer is made small; Linux's default tcp_wmem caps the
+// server's send buffer at 4 MiB), so its write stalls; were it not, the
+// client would read the whole answer at the end and the test fail.
+func TestStalledWriteClosed(t *testing.T) {
+	const (
+		writeTimeout = 200 * time.Millisecond
+		bound        = 10*writeTimeout + 2*time.Second // generous: the close is due by 1.25× WriteTimeout
+		answerSize   = 16 << 20
+	)
+	m := NewMetrics(prometheus.NewRegistry())
+	s := NewServer(Options{Metrics: m})
+	big := json.RawMessage(`"` + strings.Repeat("a", answerSize) + `"`)
+	asked := make(chan struct{}, 1)
+	s.Register("test_big", func(context.Context, Params) (any, error) {
+		asked <- struct{}{}
+		return big, nil
+	})
+	s.Register("test_ok", func(context.Context, Params) (any, error) { return true, nil })
+	addr, _ := startFast(t, s, HTTPOptions{WriteTimeout: writeTimeout})
+
+	other, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	obr := bufio.NewReader(other)
+	ask := func(when string) {
+		t.Helper()
+		if b := readBody(t, rawExchange(t, other, obr, post(`{"jsonrpc":"2.0","id":1,"method":"test_ok"}`))); b != `{"jsonrpc":"2.0","id":1,"result":true}` {
+			t.Fatalf("other client, %s: %s", when, b)
+		}
+	}
+	ask("before")
+
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	stalled, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	if _, err := io.WriteString(stalled, post(`{"jsonrpc":"2.0","id":2,"method":"test_big"}`)); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	<-asked
+	ask("while the answer to the stalled client is written") // never read: the write stalls
+
+	// The server closes the stalled connection: only the other one stays open.
+	for testutil.ToFloat64(m.conns) != 1 {
+		if time.Since(sent) > bound {
+			t.Fatalf("stalled connection still open %v after its request (WriteTimeout %v): %v connections open",
+				time.Since(sent), writeTimeout, testutil.ToFloat64(m.conns))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ask("after the stalled connection closed")
+
+	// What the client reads now is a cut answer, then the end of the
+	// connection: the write was given up, not finished.
+	stalled.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(stalled), nil)
+	if err != nil {
+		t.Fatalf("stalled client: no response head: %v", err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("stalled client read %d of %d body bytes, then %v; want a cut answer and a closed connection", n, resp.ContentLength, err)
+	}
+	t.Logf("stalled client read %d of %d body bytes, then %v", n, resp.ContentLength, err)
 }
