@@ -4,7 +4,9 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"math/big"
+	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -21,9 +23,9 @@ import (
 	"github.com/preconf/preconf/rpc"
 )
 
-// execFixture is an executor over an in-memory plain-Ethereum dev chain
-// served by the api package on loopback (the upstream), at its genesis.
-func execFixture(t *testing.T) (*executor, *pending.Source, *types.Header) {
+// devUpstream is an in-memory plain-Ethereum dev chain served by the api
+// package on loopback, and its URL; while down is set it answers 503.
+func devUpstream(t *testing.T) (c *chain.Chain, url string, down *atomic.Bool) {
 	t.Helper()
 	c, err := chain.Open(chain.Config{Genesis: chain.DevGenesis()})
 	if err != nil {
@@ -32,9 +34,24 @@ func execFixture(t *testing.T) (*executor, *pending.Source, *types.Header) {
 	t.Cleanup(func() { c.Close() })
 	srv := rpc.NewServer(rpc.Options{})
 	api.New(c, nil).Register(srv)
-	hs := httptest.NewServer(srv.HTTPHandler(rpc.HTTPOptions{}))
+	h := srv.HTTPHandler(rpc.HTTPOptions{})
+	down = new(atomic.Bool)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "upstream down", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(hs.Close)
-	client := remote.NewClient(hs.URL, 0)
+	return c, hs.URL, down
+}
+
+// execFixture is an executor over devUpstream, at its genesis.
+func execFixture(t *testing.T) (*executor, *pending.Source, *types.Header) {
+	t.Helper()
+	c, url, _ := devUpstream(t)
+	client := remote.NewClient(url, 0)
 	sh := remote.NewShared(client, remote.ProofsRequired)
 	src := new(pending.Source)
 	e := newExecutor(c.Config(), sh, newHeaders(client, c.Config()), src)
