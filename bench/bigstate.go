@@ -141,9 +141,12 @@ type bigstateMeta struct {
 }
 
 type bigstateNode struct {
-	Startup []time.Duration       `json:"startup_ns"`
-	RSS     []int64               `json:"rss_bytes"` // after each round's reads
-	Disk    int64                 `json:"disk_bytes"`
+	Startup []time.Duration `json:"startup_ns"`
+	RSS     []int64         `json:"rss_bytes"` // after each round's reads
+	Disk    int64           `json:"disk_bytes"`
+	// Warm is the time each round took to read the datadir before the
+	// node started (pagecache.go).
+	Warm    []time.Duration       `json:"warm_ns"`
 	Results map[string]loadResult `json:"results"` // the median round's, by workload
 	rounds  map[string][]loadResult
 }
@@ -415,6 +418,12 @@ func (w bigWorkload) verify(addr string) error {
 // bigstateRound starts one node, checks a sample of answers, measures every
 // workload, reads its RSS and stops it.
 func bigstateRound(e *env, o options, kind nodeKind, bin string, round int, wls []bigWorkload, bn *bigstateNode) error {
+	size, took, err := warmDir(kind.Dir) // pagecache.go
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.log, "  %-8s read its datadir into the page cache: %.2f GiB in %s\n", kind.Name, float64(size)/(1<<30), fmtDur(took))
+	bn.Warm = append(bn.Warm, took)
 	n, err := startNode(e, kind, bin, round)
 	if err != nil {
 		return err
@@ -466,79 +475,6 @@ func (n *runningNode) rss() int64 {
 			kb, _ := strconv.ParseInt(f[1], 10, 64)
 			return kb << 10
 		}
-	}
-	return 0
-}
-
-func (r *bigstateReport) markdown() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "## A big state: %d accounts, %d storage slots (%s)\n\n", r.Meta.Accounts, r.Meta.Slots, r.Started.Format(time.RFC3339))
-	fmt.Fprintf(&b, "Generated once with `chain.CreateBulk` in %.1f s, of which %.1f s compacting the store (genesis %s); geth opens a hard-linked copy of the same store (%.1f s). Random keys over the whole state, %d rounds, median round; start-up is process start → first answer.\n\n",
-		r.Meta.GenerateSecond, r.Meta.CompactSeconds, r.Meta.Genesis, r.Meta.CopySeconds, r.Rounds)
-	if r.Layout != "" {
-		fmt.Fprintf(&b, "Pinned (-pin): %s, so that they do not share cores.\n\n", r.Layout)
-	} else {
-		b.WriteString("The load generator and the nodes share every CPU.\n\n")
-	}
-	names := slices.Sorted(func(yield func(string) bool) {
-		for k := range r.Nodes {
-			if !yield(k) {
-				return
-			}
-		}
-	})
-	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(boolInt(b == "preconf"), boolInt(a == "preconf")) })
-	b.WriteString("| node | start-up (each round) | RSS after reads | disk |\n|---|---:|---:|---:|\n")
-	for _, name := range names {
-		bn := r.Nodes[name]
-		var su, rss []string
-		for _, d := range bn.Startup {
-			su = append(su, fmtDur(d))
-		}
-		for _, v := range bn.RSS {
-			rss = append(rss, fmt.Sprintf("%d MiB", v>>20))
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %.2f GiB |\n", name, strings.Join(su, ", "), strings.Join(rss, ", "), float64(bn.Disk)/(1<<30))
-	}
-	b.WriteString("\n| workload |")
-	for _, name := range names {
-		fmt.Fprintf(&b, " %s req/s | %s p50 / p99 / max | %s CPU/req |", name, name, name)
-	}
-	if len(names) > 1 {
-		b.WriteString(" preconf/geth |")
-	}
-	b.WriteString("\n|---|")
-	for range names {
-		b.WriteString("---:|---:|---:|")
-	}
-	if len(names) > 1 {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
-	p := r.Nodes["preconf"]
-	for _, w := range slices.Sorted(func(yield func(string) bool) {
-		for k := range p.Results {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		fmt.Fprintf(&b, "| %s |", w)
-		for _, name := range names {
-			res := r.Nodes[name].Results[w]
-			fmt.Fprintf(&b, " %.0f | %s / %s / %s | %.1f µs |", res.RPS, fmtDur(res.P50), fmtDur(res.P99), fmtDur(res.Max), us(res.ServerCPU))
-		}
-		if g, ok := r.Nodes["geth"]; ok && g.Results[w].RPS > 0 {
-			fmt.Fprintf(&b, " **%.2f×** |", p.Results[w].RPS/g.Results[w].RPS)
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
 	}
 	return 0
 }
