@@ -46,6 +46,7 @@ func TestPinSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(restore) // again after the check below: harmless, and sure on failure
 	if got := runtime.GOMAXPROCS(0); got != l.genN {
 		t.Errorf("GOMAXPROCS pinned = %d, want %d", got, l.genN)
 	}
