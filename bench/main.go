@@ -329,8 +329,8 @@ func measureNode(e *env, o options, rep *report, kind nodeKind, bin string, roun
 		}
 		cfg.Duration = o.Duration
 		var rt0 map[string]float64
-		if kind.Name == "preconf" {
-			rt0 = scrapeMetrics(n.addr) // runtime.go
+		if kind.Name == "preconf" || kind.Name == "preconf-base" {
+			rt0 = scrapeMetrics(n.addr) // runtime.go; nil if the node has no /metrics
 		}
 		cpu0, cpuOK := n.cpuTime()
 		res, err := runLoad(cfg)
