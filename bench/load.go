@@ -38,6 +38,7 @@ type loadResult struct {
 	Elapsed    time.Duration `json:"elapsed_ns"`
 	RPS        float64       `json:"rps"`
 	P50        time.Duration `json:"p50_ns"`
+	P90        time.Duration `json:"p90_ns"`
 	P99        time.Duration `json:"p99_ns"`
 	Max        time.Duration `json:"max_ns"`
 	// ServerCPU is the node's CPU time per answered request (0: unknown).
@@ -138,6 +139,7 @@ func runLoad(cfg loadConfig) (loadResult, error) {
 		FirstError: firstErr,
 		Elapsed:    elapsed,
 		P50:        percentile(all, 0.50),
+		P90:        percentile(all, 0.90),
 		P99:        percentile(all, 0.99),
 	}
 	if len(all) > 0 {

@@ -81,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	addWriteloadFlags(fs) // -writeload and its options (writeload.go)
 	addBigstateFlags(fs)  // -bigstate and its options (bigstate.go)
 	addDocsFlags(fs)      // -all, -write-docs (docs.go)
+	addShapeFlags(fs)     // -shape (shape.go)
 	list := fs.Bool("list", false, "list the workloads and exit")
 	install := fs.String("install", "", "only install these peers (comma separated: anvil, geth, op-geth) and print their paths, one a line")
 	if err := fs.Parse(args); err != nil {
@@ -149,6 +150,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(o.Install) > 0 {
 		return installOnly(o, stdout, stderr)
+	}
+	if shapeOpts.Server != "" {
+		return shapeServe(shapeOpts.Server, shapeOpts.Work)
+	}
+	if shapeOpts.Enabled {
+		return runShape(o, stdout, stderr)
 	}
 	if allParts {
 		return runAll(o, args, stdout, stderr)
