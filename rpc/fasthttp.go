@@ -60,6 +60,7 @@ func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) 
 	// Shutdown does not cancel requests in flight: they finish (Drain,
 	// whose abort reaches them through the watcher, see watch).
 	f.ctx = s.withLimits(WithTransport(context.Background(), "http"))
+	f.order = newReadyOrder(opts.IdleTimeout / 4) // order_linux.go
 	f.handoff.onClose = f.shutdown
 	go srv.Serve(f.handoff) // returns when srv shuts down (it closes the listener)
 	var backoff acceptBackoff
@@ -82,11 +83,12 @@ func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) 
 			refuse(c)
 			continue
 		}
-		fc := &fastConn{srv: f, c: cc}
+		fc := &fastConn{srv: f, c: cc, fd: -1}
 		if !f.track(fc, true) {
 			cc.Close()
 			return http.ErrServerClosed
 		}
+		fc.ready, fc.fd = f.order.add(c)
 		go fc.serve()
 	}
 }
@@ -97,6 +99,7 @@ type fastServer struct {
 	ln      net.Listener
 	handoff *chanListener
 	limiter *connLimiter
+	order   *readyOrder // nil: connections wait in the netpoller
 	ctx     context.Context
 	closing atomic.Bool
 	done    chan struct{} // closed at shutdown
@@ -126,6 +129,7 @@ func (f *fastServer) shutdown() {
 		return
 	}
 	close(f.done)
+	f.order.close()
 	f.ln.Close()
 	f.mu.Lock()
 	for c := range f.conns {
@@ -142,6 +146,12 @@ type fastConn struct {
 	srv  *fastServer
 	c    net.Conn
 	busy atomic.Bool // answering a request (not waiting for one)
+	// ready wakes the connection when its next request may have arrived,
+	// in arrival order (readyOrder; nil: not ordered); fd is its
+	// registration.
+	ready   chan struct{}
+	fd      int32
+	drained bool // the last socket read emptied it (see Read)
 
 	// The socket's deadlines as this goroutine last set them (see
 	// keepDeadline); zero when unknown.
@@ -169,7 +179,11 @@ func (fc *fastConn) Read(p []byte) (int, error) {
 		p[0], fc.hasStash = fc.stash, false
 		return 1, nil
 	}
-	return fc.c.Read(p)
+	n, err := fc.c.Read(p)
+	// A read that did not fill p took all the socket held: whatever comes
+	// later is announced by readyOrder.
+	fc.drained = n < len(p)
+	return n, err
 }
 
 var fastReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, fastBufSize) }}
@@ -190,6 +204,7 @@ func (fc *fastConn) serve() {
 			fc.timer.Stop()
 		}
 		f.track(fc, false)
+		f.order.remove(fc.fd) // before the close: the number can be reused
 		if !handedOff {
 			fc.c.Close()
 			br.Reset(nil)
@@ -205,6 +220,16 @@ func (fc *fastConn) serve() {
 		// A pipelined request already buffered is not waited for.
 		if br.Buffered() == 0 {
 			fc.keepDeadline(&fc.readDL, idleSince, f.opts.IdleTimeout, fc.c.SetReadDeadline)
+			if fc.ready != nil && fc.drained && !fc.hasStash {
+				// Wait for our turn (readyOrder), then read as before. Only
+				// when the socket was emptied: bytes that were there
+				// already would announce nothing more (edge-triggered).
+				select {
+				case <-fc.ready:
+				case <-f.done:
+					return
+				}
+			}
 			if _, err := br.Peek(1); err != nil {
 				return // closed, idle timeout or garbage: nothing to answer
 			}
@@ -218,6 +243,8 @@ func (fc *fastConn) serve() {
 		case headHandOff:
 			// Not ours: net/http reads this request (and the rest of the
 			// connection) from the same buffered bytes.
+			f.order.remove(fc.fd)
+			fc.fd = -1
 			fc.c.SetReadDeadline(time.Time{})
 			handedOff = f.handoff.give(&bufConn{Conn: fc.c, r: br})
 			return
