@@ -8,8 +8,8 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"strings"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -186,7 +186,7 @@ func TestServeFastOrderedAndNot(t *testing.T) {
 		c.c.Close()
 	}
 	time.Sleep(100 * time.Millisecond) // the server sees the closes
-	ask(many[:1], 20)                   // one left: in the netpoller
+	ask(many[:1], 20)                  // one left: in the netpoller
 	more := append(many[:1], open(2*runtime.GOMAXPROCS(0)+3)...)
 	ask(more, 20) // ordered again, the first connection included
 }
