@@ -30,8 +30,7 @@ import (
 // least one) runs the load generator, the rest the nodes.
 type pinLayout struct {
 	orig, gen unix.CPUSet
-	genN      int
-	nodeCPUs  string // taskset's list form, e.g. "1" or "2-7"
+	nodeCPUs  string // taskset's list form, e.g. "1" or "2,3"
 }
 
 func newPinLayout() (*pinLayout, error) {
@@ -52,7 +51,7 @@ func newPinLayout() (*pinLayout, error) {
 		return nil, fmt.Errorf("pin: taskset (util-linux) not found: %w", err)
 	}
 	gen, nodes := splitCPUs(cpus)
-	l := &pinLayout{orig: orig, genN: len(gen), nodeCPUs: nodes}
+	l := &pinLayout{orig: orig, nodeCPUs: nodes}
 	for _, c := range gen {
 		l.gen.Set(c)
 	}
@@ -91,7 +90,7 @@ func (l *pinLayout) pinSelf() (restore func(), err error) {
 		setAllThreads(&l.orig)
 		return nil, err
 	}
-	runtime.GOMAXPROCS(l.genN)
+	runtime.GOMAXPROCS(l.gen.Count())
 	return func() {
 		runtime.GOMAXPROCS(procs)
 		setAllThreads(&l.orig)

@@ -47,8 +47,8 @@ func TestPinSelf(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(restore) // again after the check below: harmless, and sure on failure
-	if got := runtime.GOMAXPROCS(0); got != l.genN {
-		t.Errorf("GOMAXPROCS pinned = %d, want %d", got, l.genN)
+	if got := runtime.GOMAXPROCS(0); got != l.gen.Count() {
+		t.Errorf("GOMAXPROCS pinned = %d, want %d", got, l.gen.Count())
 	}
 	for tid, set := range threadAffinities(t) {
 		if set != l.gen {

@@ -10,6 +10,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -66,7 +67,7 @@ func runShape(o options, stdout, log io.Writer) int {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	fmt.Fprintf(stdout, "-shape: %s of work a request, %d connections, layout: %s\n", shapeOpts.Work, o.Conns, orDefault(layout, "shared"))
+	fmt.Fprintf(stdout, "-shape: %s of work a request, %d connections, layout: %s\n", shapeOpts.Work, o.Conns, cmp.Or(layout, "shared"))
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}`)
 	for r := 0; r < o.Rounds; r++ {
 		res, err := runLoad(loadConfig{Addr: addr, Conns: o.Conns, Duration: o.Duration, MaxRequests: o.MaxRequests, Bodies: [][]byte{body}})
@@ -79,13 +80,6 @@ func runShape(o options, stdout, log io.Writer) int {
 			r+1, res.RPS, fmtDur(mean), fmtDur(res.P50), fmtDur(res.P90), fmtDur(res.P99), float64(res.P99)/float64(mean), fmtDur(res.Max))
 	}
 	return 0
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // shapeServe is the child: it answers every request with the same body

@@ -181,10 +181,3 @@ func (o *readyOrder) sweep(period time.Duration) {
 		o.mu.Unlock()
 	}
 }
-
-func wake(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default: // a wake-up is already pending
-	}
-}

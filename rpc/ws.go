@@ -193,10 +193,7 @@ func (s *Stream) send(m outMsg) bool {
 	s.queue = append(s.queue, m)
 	s.queued += n
 	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	wake(s.wake)
 	return true
 }
 
@@ -515,5 +512,14 @@ func (c *wsConn) closeSubs() {
 	c.srv.metrics.wsSubs.Sub(float64(len(subs)))
 	for _, s := range subs {
 		s.end()
+	}
+}
+
+// wake signals ch (buffered, one slot) unless a signal is already pending:
+// the receiver looks at the whole state when it wakes, so one is enough.
+func wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
