@@ -83,6 +83,9 @@ func TestRunLoad(t *testing.T) {
 			if res.RPS <= 0 || res.P50 <= 0 || res.P99 < res.P50 || res.Max < res.P99 {
 				t.Fatalf("inconsistent stats: %+v", res)
 			}
+			if res.ClientCPU <= 0 { // 200 requests' syscalls and parsing
+				t.Fatalf("generator CPU per request %v, want > 0", res.ClientCPU)
+			}
 		})
 	}
 }
@@ -222,8 +225,8 @@ func TestReportMarkdown(t *testing.T) {
 	o := options{Duration: time.Second, Warmup: 0, Rounds: 2, Conns: 4, Nodes: []string{"preconf", "anvil", "geth"}}
 	r := newReport(o, []workload{{Name: "w"}})
 	for round := 0; round < 2; round++ {
-		r.add(round, "preconf", "w", loadResult{RPS: 200, P99: time.Millisecond}, true)
-		r.add(round, "anvil", "w", loadResult{RPS: 100, P99: 2 * time.Millisecond}, true)
+		r.add(round, "preconf", "w", loadResult{RPS: 200, P99: time.Millisecond, ServerCPU: 12300 * time.Nanosecond, ClientCPU: 9100 * time.Nanosecond}, true)
+		r.add(round, "anvil", "w", loadResult{RPS: 100, P99: 2 * time.Millisecond, ServerCPU: 24600 * time.Nanosecond, ClientCPU: 15200 * time.Nanosecond}, true)
 	}
 	r.missing("geth", os.ErrNotExist)
 	r.summarise()
@@ -231,7 +234,9 @@ func TestReportMarkdown(t *testing.T) {
 		t.Fatalf("ratio %v, want 2", got)
 	}
 	md := r.markdown()
-	for _, want := range []string{"**2.00×**", "geth: **missing**", "| w |"} {
+	// The CPU table: preconf, anvil, geth (none), anvil/preconf, geth/preconf
+	// (none), then the generator's with each node.
+	for _, want := range []string{"**2.00×**", "geth: **missing**", "| w |", "| w | 12.3 | 24.6 | – | 2.00× | – | 9.1 | 15.2 | – |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}

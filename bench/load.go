@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -43,6 +44,11 @@ type loadResult struct {
 	Max        time.Duration `json:"max_ns"`
 	// ServerCPU is the node's CPU time per answered request (0: unknown).
 	ServerCPU time.Duration `json:"server_cpu_per_request_ns"`
+	// ClientCPU is the load generator's own CPU time (this process, every
+	// thread, user + system) per answered request over the window (0:
+	// unknown). On loopback each side's system time includes the kernel's
+	// delivery of what it sends into the other's socket.
+	ClientCPU time.Duration `json:"client_cpu_per_request_ns"`
 	// Runtime is the node's Go runtime figures (preconf only; runtime.go).
 	Runtime *runtimeStats `json:"runtime,omitempty"`
 }
@@ -122,11 +128,13 @@ func runLoad(cfg loadConfig) (loadResult, error) {
 			lats[w] = mine
 		}(w)
 	}
+	cpu0, cpuErr := selfCPU()
 	t0 := time.Now()
 	end = t0.Add(cfg.Duration)
 	close(start)
 	wg.Wait()
 	elapsed := time.Since(t0)
+	cpu1, cpuErr1 := selfCPU()
 
 	var all []time.Duration
 	for _, l := range lats {
@@ -148,7 +156,19 @@ func runLoad(cfg loadConfig) (loadResult, error) {
 	if elapsed > 0 {
 		res.RPS = float64(res.Requests) / elapsed.Seconds()
 	}
+	if cpuErr == nil && cpuErr1 == nil && res.Requests > 0 {
+		res.ClientCPU = (cpu1 - cpu0) / time.Duration(res.Requests)
+	}
 	return res, nil
+}
+
+// selfCPU is this process's CPU time so far (user + system, all threads).
+func selfCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 // percentile is the nearest-rank percentile of sorted durations.

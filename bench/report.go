@@ -48,8 +48,11 @@ type nodeStats struct {
 	P99Ms  float64 `json:"p99_ms"`
 	MaxMs  float64 `json:"max_ms"`
 	// CPUUs is the node's CPU time per request in µs (0: not measured).
-	CPUUs  float64 `json:"server_cpu_per_request_us"`
-	Errors int64   `json:"errors"`
+	CPUUs float64 `json:"server_cpu_per_request_us"`
+	// ClientCPUUs is the load generator's CPU time per request in µs
+	// while it loaded this node (0: not measured).
+	ClientCPUUs float64 `json:"client_cpu_per_request_us"`
+	Errors      int64   `json:"errors"`
 }
 
 // summary is one workload across nodes.
@@ -105,7 +108,7 @@ func (r *report) summarise() {
 	for _, w := range r.Workloads {
 		s := summary{Workload: w, Nodes: map[string]*nodeStats{}, Ratio: map[string]float64{}, P99Ratio: map[string]float64{}, CPURatio: map[string]float64{}}
 		for _, n := range r.Nodes {
-			var rps, p50, p99, mx, cpu []float64
+			var rps, p50, p99, mx, cpu, ccpu []float64
 			var errs int64
 			for _, run := range r.Runs {
 				if run.Node != n || run.Workload != w {
@@ -123,11 +126,14 @@ func (r *report) summarise() {
 				if run.ServerCPU > 0 {
 					cpu = append(cpu, us(run.ServerCPU))
 				}
+				if run.ClientCPU > 0 {
+					ccpu = append(ccpu, us(run.ClientCPU))
+				}
 			}
 			if len(rps) == 0 && errs == 0 {
 				continue
 			}
-			s.Nodes[n] = &nodeStats{Rounds: len(rps), RPS: median(rps), P50Ms: median(p50), P99Ms: median(p99), MaxMs: median(mx), CPUUs: median(cpu), Errors: errs}
+			s.Nodes[n] = &nodeStats{Rounds: len(rps), RPS: median(rps), P50Ms: median(p50), P99Ms: median(p99), MaxMs: median(mx), CPUUs: median(cpu), ClientCPUUs: median(ccpu), Errors: errs}
 		}
 		if base := s.Nodes["preconf"]; base != nil && base.Rounds > 0 {
 			for n, st := range s.Nodes {
@@ -249,15 +255,20 @@ func (r *report) markdown() string {
 	}
 	// The node's own CPU time per answer: independent of how much CPU the
 	// rest of the machine (load generator included) took meanwhile.
-	b.WriteString("\nNode CPU time per request (µs, user + system, median over rounds; ratio = peer ÷ preconf, > 1: preconf cheaper):\n\n| workload |")
+	// The generator's own beside it: which of the two used the cores the
+	// run shares.
+	b.WriteString("\nNode CPU time per request (µs, user + system, median over rounds; ratio = peer ÷ preconf, > 1: preconf cheaper), and the load generator's own (the bench process, every thread) while it loaded each node:\n\n| workload |")
 	for _, n := range r.Nodes {
 		fmt.Fprintf(&b, " %s |", n)
 	}
 	for _, p := range peers {
 		fmt.Fprintf(&b, " %s/preconf |", p)
 	}
+	for _, n := range r.Nodes {
+		fmt.Fprintf(&b, " generator, %s |", n)
+	}
 	b.WriteString("\n|---|")
-	for range len(r.Nodes) + len(peers) {
+	for range 2*len(r.Nodes) + len(peers) {
 		b.WriteString("---:|")
 	}
 	b.WriteString("\n")
@@ -273,6 +284,13 @@ func (r *report) markdown() string {
 		for _, p := range peers {
 			if x, ok := s.CPURatio[p]; ok {
 				fmt.Fprintf(&b, " %.2f× |", x)
+			} else {
+				b.WriteString(" – |")
+			}
+		}
+		for _, n := range r.Nodes {
+			if st := s.Nodes[n]; st != nil && st.ClientCPUUs > 0 {
+				fmt.Fprintf(&b, " %.1f |", st.ClientCPUUs)
 			} else {
 				b.WriteString(" – |")
 			}
