@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/rawdb"
@@ -142,5 +143,69 @@ func checkState(t *testing.T, c *Chain, head *types.Header) {
 		if err != nil || acct == nil || acct.Balance.Uint64() != n {
 			t.Fatalf("head %d: account %d is %v (%v), want balance %d", head.Number, n, acct, err, n)
 		}
+	}
+}
+
+// TestSnapshotGeneratedInBackground: after a crash the state snapshot has
+// no journal and is generated again; the store opens without waiting for
+// that, SnapshotGenerating says so meanwhile, and reads (from the trie
+// then) are right before, during and after it.
+func TestSnapshotGeneratedInBackground(t *testing.T) {
+	const accounts = 20000 // enough for the generation to outlast the first checks
+	g := DevGenesis()
+	for i := range accounts {
+		g.Alloc[common.BigToAddress(big.NewInt(int64(0xb16000+i)))] = types.Account{Balance: big.NewInt(int64(1e6 + i))}
+	}
+	check := func(t *testing.T, c *Chain) {
+		t.Helper()
+		r, err := c.StateReader(c.Head().Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < accounts; i += 997 {
+			acct, err := r.Account(common.BigToAddress(big.NewInt(int64(0xb16000 + i))))
+			if err != nil || acct == nil || acct.Balance.Uint64() != uint64(1e6+i) {
+				t.Fatalf("account %d: %v (%v), want balance %d", i, acct, err, 1e6+i)
+			}
+		}
+	}
+	done := func(c *Chain) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for c.SnapshotGenerating() {
+			if time.Now().After(deadline) {
+				t.Fatal("the snapshot is still being generated after 2 minutes")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	db := rawdb.NewMemoryDatabase()
+	logger := slog.New(slog.DiscardHandler)
+	c, err := open(db, g, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(c) // the genesis state's, generated in the background too
+	check(t, c)
+	sealNext(t, c)
+	if _, root := sealNext(t, c); c.Flush(root) != nil {
+		t.Fatal("flush")
+	}
+
+	// The crash: the store reopened as the first chain left it, without the
+	// snapshot journal its Close would have written.
+	reopened, err := open(db, g, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reopened.Close()
+	if !reopened.SnapshotGenerating() {
+		t.Fatal("the snapshot is not being generated after the crash (or the store waited for it)")
+	}
+	check(t, reopened)
+	done(reopened)
+	check(t, reopened)
+	if reopened.Head().Number.Uint64() != 2 {
+		t.Fatalf("head %d after the crash, want the flushed block 2", reopened.Head().Number)
 	}
 }

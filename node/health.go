@@ -45,12 +45,17 @@ func (n *Node) Health() []string {
 }
 
 // Ready lists why a load balancer should not send requests here yet (nil:
-// ready): the node is unhealthy, shutting down, or has no pending state yet
-// although it will have some (a sequencer or a follower).
+// ready): the node is unhealthy, shutting down, has no pending state yet
+// although it will have some (a sequencer or a follower), or its state
+// snapshot is being generated (after a crash: the node answers, from the
+// trie, an order of magnitude slower on a big state until it is done).
 func (n *Node) Ready() []string {
 	reasons := n.Health()
 	if n.draining.Load() {
 		reasons = append(reasons, "shutting down")
+	}
+	if n.Chain != nil && n.Chain.SnapshotGenerating() {
+		reasons = append(reasons, "state snapshot being generated: reads are answered from the trie, slower")
 	}
 	if (n.Sequencer != nil || n.Follower != nil) && n.Pending.Current() == nil {
 		reasons = append(reasons, "no pending state yet")
