@@ -48,6 +48,7 @@ func (a *API) Register(srv *rpc.Server) {
 		"eth_getBalance":          a.getBalance,
 		"eth_getStorageAt":        a.getStorageAt,
 		"eth_getCode":             a.getCode,
+		"eth_getAccountInfo":      a.getAccountInfo,
 		"eth_getTransactionCount": a.getTransactionCount,
 		"eth_getStorageValues":    a.getStorageValues,
 

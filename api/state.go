@@ -133,6 +133,44 @@ func (a *API) getCode(_ context.Context, p rpc.Params) (any, error) {
 	return hexutil.Bytes(r.Code(addr, common.BytesToHash(acct.CodeHash))), nil
 }
 
+// accountInfo is eth_getAccountInfo's answer.
+type accountInfo struct {
+	Balance *hexutil.U256  `json:"balance"`
+	Nonce   hexutil.Uint64 `json:"nonce"`
+	Code    hexutil.Bytes  `json:"code"`
+}
+
+// getAccountInfo is eth_getAccountInfo (reth's and anvil's): an account's
+// balance, nonce and code in one call, as eth_getBalance,
+// eth_getTransactionCount and eth_getCode answer them at the same block.
+// forge asks it first for every account a fork touches.
+func (a *API) getAccountInfo(_ context.Context, p rpc.Params) (any, error) {
+	addr, ref, err := addrAndRef(p, 2)
+	if err != nil {
+		return nil, err
+	}
+	_, r, _, err := a.stateAt(ref)
+	if err != nil {
+		return nil, err
+	}
+	acct, err := readAccount(r, addr)
+	if err != nil {
+		return nil, err
+	}
+	info := accountInfo{Balance: new(hexutil.U256), Code: hexutil.Bytes{}}
+	if acct != nil {
+		info.Balance = (*hexutil.U256)(acct.Balance)
+		info.Nonce = hexutil.Uint64(acct.Nonce)
+		if hash := common.BytesToHash(acct.CodeHash); hash != types.EmptyCodeHash {
+			info.Code = r.Code(addr, hash)
+		}
+	}
+	if ref.Tag == ethjson.TagPending && a.poolNonces != nil {
+		info.Nonce = hexutil.Uint64(a.poolNonces.PendingNonce(addr, uint64(info.Nonce)))
+	}
+	return info, nil
+}
+
 func (a *API) getStorageAt(_ context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(3); err != nil {
 		return nil, err

@@ -59,6 +59,8 @@ func pendingCalls(lastTx common.Hash) [][]any {
 	from := addrs[0]
 	calls = append(calls,
 		[]any{"eth_getCode", store, "pending"},
+		[]any{"eth_getAccountInfo", store, "pending"},
+		[]any{"eth_getAccountInfo", from, "pending"},
 		[]any{"eth_getStorageValues", map[common.Address][]common.Hash{store: slots}, "pending"},
 		[]any{"eth_getTransactionByHash", lastTx},
 		[]any{"eth_getTransactionReceipt", lastTx},
