@@ -32,17 +32,6 @@ func addrAndRef(p rpc.Params, max int) (common.Address, ethjson.BlockRef, error)
 	return addr, ref, err
 }
 
-// accountAt reads the parameters of the one-account methods (an address,
-// then an optional block) and opens the state they select.
-func (a *API) accountAt(p rpc.Params) (common.Address, ethjson.BlockRef, state.Reader, error) {
-	addr, ref, err := addrAndRef(p, 2)
-	if err != nil {
-		return addr, ref, nil, err
-	}
-	_, r, _, err := a.stateAt(ref)
-	return addr, ref, r, err
-}
-
 func readAccount(r state.Reader, addr common.Address) (*types.StateAccount, error) {
 	acct, err := r.Account(addr)
 	if err != nil {
@@ -56,7 +45,11 @@ func readAccountError(addr common.Address, err error) error {
 }
 
 func (a *API) getBalance(_ context.Context, p rpc.Params) (any, error) {
-	addr, _, r, err := a.accountAt(p)
+	addr, ref, err := addrAndRef(p, 2)
+	if err != nil {
+		return nil, err
+	}
+	_, r, _, err := a.stateAt(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +76,11 @@ func balanceJSON(acct *types.StateAccount) json.RawMessage {
 }
 
 func (a *API) getTransactionCount(_ context.Context, p rpc.Params) (any, error) {
-	addr, ref, r, err := a.accountAt(p)
+	addr, ref, err := addrAndRef(p, 2)
+	if err != nil {
+		return nil, err
+	}
+	_, r, _, err := a.stateAt(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +115,11 @@ func readNonce(r state.Reader, addr common.Address) (uint64, error) {
 }
 
 func (a *API) getCode(_ context.Context, p rpc.Params) (any, error) {
-	addr, _, r, err := a.accountAt(p)
+	addr, ref, err := addrAndRef(p, 2)
+	if err != nil {
+		return nil, err
+	}
+	_, r, _, err := a.stateAt(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +145,11 @@ type accountInfo struct {
 // eth_getTransactionCount and eth_getCode answer them at the same block.
 // forge asks it first for every account a fork touches.
 func (a *API) getAccountInfo(_ context.Context, p rpc.Params) (any, error) {
-	addr, ref, r, err := a.accountAt(p)
+	addr, ref, err := addrAndRef(p, 2)
+	if err != nil {
+		return nil, err
+	}
+	_, r, _, err := a.stateAt(ref)
 	if err != nil {
 		return nil, err
 	}
