@@ -44,6 +44,11 @@ func readAccountError(addr common.Address, err error) error {
 	return &rpc.ServerError{Msg: fmt.Sprintf("read account %s: %v", addr, err)}
 }
 
+// The one-account handlers below open their state inline rather than
+// through a shared helper returning the address, block and reader: that
+// helper measured 3–10 % slower on eth_getBalance at pending with a snapshot
+// (BenchmarkReadHandlers, 362–382 against 343–353 ns a call, eight
+// alternating runs each).
 func (a *API) getBalance(_ context.Context, p rpc.Params) (any, error) {
 	addr, ref, err := addrAndRef(p, 2)
 	if err != nil {
