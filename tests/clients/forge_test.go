@@ -20,7 +20,8 @@ import (
 // compiling the project in tests/clients/forge through solc-js (solc.cjs):
 // `forge script --broadcast` (deploy and use a contract: pre-confirmed,
 // not yet sealed), the same script again before the seal (refused: forge
-// simulates at "latest", as the README says), again after `evm_mine`,
+// simulates at "latest", as the README says), `forge create --nonce` from
+// the pending count before the seal, the script again after `evm_mine`,
 // `forge test --fork-url` with cheatcodes over the node's state, and
 // scripts back to back under --automine.
 func TestForge(t *testing.T) {
@@ -67,6 +68,14 @@ func TestForge(t *testing.T) {
 	out, err := script(42)
 	if err == nil || !strings.Contains(out, "nonce too low") || !strings.Contains(out, `"pending"`) {
 		t.Fatalf("forge script before the seal: err %v, want the node's nonce-too-low answer naming \"pending\":\n%s", err, out)
+	}
+
+	// forge create takes --nonce: from the pending count it deploys before
+	// the seal, as cast send does.
+	nonce := strings.TrimSpace(run(t, cast, append([]string{"nonce", "--block", "pending", addressOf(t, 0)}, rpcURL...)))
+	out, err = forgeRun(t, forge, proj, append([]string{"create", "src/Counter.sol:Counter", "--broadcast", "--private-key", key, "--nonce", nonce}, rpcURL...))
+	if err != nil || !strings.Contains(out, "Deployed to:") {
+		t.Fatalf("forge create --nonce %s (the pending nonce) before the seal: %v\n%s", nonce, err, out)
 	}
 
 	// 3. After the seal it runs again, from the sealed nonce.
