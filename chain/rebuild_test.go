@@ -1,0 +1,73 @@
+package chain
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/preconf/preconf/kvstore"
+)
+
+// waitGenerated waits (at most a minute) for the state snapshot's
+// generation to end.
+func waitGenerated(t *testing.T, c *Chain) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for c.SnapshotGenerating() {
+		if time.Now().After(deadline) {
+			t.Fatal("the snapshot is still being generated after a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSetHeadRebuildsOverFinishedGenerator: go-ethereum's snapshot
+// generator keeps its two database iterators open once done, until it is
+// told to stop, and Rebuild tells only one still running. Two rewinds with
+// no block between make the second rebuild over the first's finished
+// generator (evm_revert to an older snapshot, anvil_reset); its iterators
+// must be released then, not held for the life of the process (Close would
+// wait kvstore.CloseWait and fail, as CI once saw).
+func TestSetHeadRebuildsOverFinishedGenerator(t *testing.T) {
+	defer func(w time.Duration) { kvstore.CloseWait = w }(kvstore.CloseWait)
+	kvstore.CloseWait = time.Second
+	c, err := Open(Config{Dir: t.TempDir(), Genesis: DevGenesis()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := common.Address{0x44}
+	for range 3 {
+		sealOn(t, c, who, 1)
+	}
+	waitGenerated(t, c)
+	// Block n credits who 1 wei: its balance at block n is n.
+	steps := []struct {
+		to  uint64
+		why string
+	}{
+		{2, "covered: flattened onto block 2"},
+		{1, "not covered: rebuilt from block 1"},
+		{0, "not covered: rebuilt over block 1's finished generator"},
+	}
+	for _, s := range steps {
+		if err := c.SetHead(s.to); err != nil {
+			t.Fatalf("%s: %v", s.why, err)
+		}
+		waitGenerated(t, c)
+		r, err := c.StateReader(c.Head().Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got uint64
+		if acct, _ := r.Account(who); acct != nil {
+			got = acct.Balance.Uint64()
+		}
+		if got != s.to {
+			t.Fatalf("%s: balance %d, want %d", s.why, got, s.to)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+}
