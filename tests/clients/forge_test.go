@@ -1,16 +1,13 @@
 package clients_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/internal/tools"
@@ -42,8 +39,10 @@ func TestForge(t *testing.T) {
 	proj := forgeProject(t, nodeBin)
 	rpcURL := []string{"--rpc-url", n.http}
 	key := devKey(0)
-	script := func(setTo int) (string, error) {
-		return forgeRun(t, forge, proj, append([]string{"script", "script/Deploy.s.sol", "--broadcast", "--private-key", key}, rpcURL...),
+	// script broadcasts Deploy.s.sol to the node at url: it deploys a
+	// Counter and sets it to setTo, then increments it.
+	script := func(url string, setTo int) (string, error) {
+		return forgeRun(t, forge, proj, []string{"script", "script/Deploy.s.sol", "--broadcast", "--private-key", key, "--rpc-url", url},
 			"SET_TO="+strconv.Itoa(setTo))
 	}
 	number := func(addr, block string) string {
@@ -52,7 +51,7 @@ func TestForge(t *testing.T) {
 
 	// 1. Three transactions, sent by forge at once, pre-confirmed in nonce
 	// order; forge's receipts are the pre-confirmed ones.
-	if out, err := script(42); err != nil {
+	if out, err := script(n.http, 42); err != nil {
 		t.Fatalf("forge script: %v\n%s", err, out)
 	}
 	first := broadcastResult(t, proj, 3)
@@ -65,32 +64,32 @@ func TestForge(t *testing.T) {
 
 	// 2. The same script before the seal: forge reads the nonce and state
 	// at "latest", so it signs nonces the pending block already holds.
-	out, err := script(42)
+	out, err := script(n.http, 42)
 	if err == nil || !strings.Contains(out, "nonce too low") || !strings.Contains(out, `"pending"`) {
 		t.Fatalf("forge script before the seal: err %v, want the node's nonce-too-low answer naming \"pending\":\n%s", err, out)
 	}
 
-	// forge create takes --nonce: from the pending count it deploys before
-	// the seal, as cast send does.
+	// 3. forge create takes --nonce: from the pending count it deploys
+	// before the seal, as cast send does.
 	nonce := strings.TrimSpace(run(t, cast, append([]string{"nonce", "--block", "pending", addressOf(t, 0)}, rpcURL...)))
 	out, err = forgeRun(t, forge, proj, append([]string{"create", "src/Counter.sol:Counter", "--broadcast", "--private-key", key, "--nonce", nonce}, rpcURL...))
 	if err != nil || !strings.Contains(out, "Deployed to:") {
 		t.Fatalf("forge create --nonce %s (the pending nonce) before the seal: %v\n%s", nonce, err, out)
 	}
 
-	// 3. After the seal it runs again, from the sealed nonce.
+	// 4. After the seal it runs again, from the sealed nonce.
 	run(t, cast, append([]string{"rpc", "evm_mine"}, rpcURL...))
 	if got := number(first, "latest"); got != "43" {
 		t.Fatalf("Counter.number() at latest after evm_mine = %s, want 43", got)
 	}
-	if out, err := script(100); err != nil {
+	if out, err := script(n.http, 100); err != nil {
 		t.Fatalf("forge script after evm_mine: %v\n%s", err, out)
 	}
 	if second := broadcastResult(t, proj, 3); second == first || number(second, "pending") != "101" {
 		t.Fatalf("second Counter %s (first %s): number at pending %s, want 101", second, first, number(second, "pending"))
 	}
 
-	// 4. forge test over the node's state (forked at latest, where the first
+	// 5. forge test over the node's state (forked at latest, where the first
 	// Counter is sealed); cheatcodes change only forge's copy.
 	out, err = forgeRun(t, forge, proj, []string{"test", "--fork-url", n.http, "--no-storage-caching"},
 		"COUNTER="+first, "WANT_NUMBER=43", "CHAIN_ID="+strconv.Itoa(chain.DevChainID), "DEV_ACCOUNT="+addressOf(t, 0))
@@ -102,7 +101,7 @@ func TestForge(t *testing.T) {
 		t.Fatalf("forge test's cheats reached the node: number %s at pending, want 43", got)
 	}
 
-	// 5. With --automine (a block per transaction, as anvil) scripts run
+	// 6. With --automine (a block per transaction, as anvil) scripts run
 	// back to back.
 	auto, err := startPreconf("--automine")
 	if err != nil {
@@ -111,7 +110,7 @@ func TestForge(t *testing.T) {
 	defer auto.stop()
 	var created []string
 	for i := range 2 {
-		out, err := forgeRun(t, forge, proj, []string{"script", "script/Deploy.s.sol", "--broadcast", "--private-key", key, "--rpc-url", auto.http}, "SET_TO=7")
+		out, err := script(auto.http, 7)
 		if err != nil {
 			t.Fatalf("forge script %d under --automine: %v\n%s", i+1, err, out)
 		}
@@ -143,16 +142,10 @@ func forgeProject(t *testing.T, nodeBin string) string {
 	return proj
 }
 
-// forgeRun runs forge in proj and returns its combined output.
+// forgeRun runs forge in proj, uncoloured, and returns its combined output.
 func forgeRun(t *testing.T, forge, proj string, args []string, env ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, forge, args...)
-	cmd.Dir = proj
-	cmd.Env = append(os.Environ(), append(env, "NO_COLOR=1")...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return runIn(t, proj, forge, args, append(env, "NO_COLOR=1")...)
 }
 
 // broadcastResult checks forge's record of the last broadcast of

@@ -203,10 +203,17 @@ func run(t *testing.T, name string, args []string, env ...string) string {
 // runErr runs a tool in tests/clients and returns its combined output.
 func runErr(t *testing.T, name string, args []string, env ...string) (string, error) {
 	t.Helper()
+	return runIn(t, filepath.Join(repoRoot(), "tests", "clients"), name, args, env...)
+}
+
+// runIn runs a tool in dir (at most five minutes) and returns its combined
+// output.
+func runIn(t *testing.T, dir, name string, args []string, env ...string) (string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = filepath.Join(repoRoot(), "tests", "clients")
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
