@@ -1,6 +1,10 @@
 package api
 
-import "github.com/ethereum/go-ethereum/common"
+import (
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/preconf/preconf/ethjson"
+)
 
 // PoolNonces gives a sender's pool nonce: the nonce its next transaction
 // should use, past its transactions executed on a pending state whose nonce
@@ -16,3 +20,12 @@ type PoolNonces interface {
 // consecutive nonces while they wait in the pool for the next flashblock.
 // Call it before serving.
 func (a *API) SetPoolNonces(p PoolNonces) { a.poolNonces = p }
+
+// nonceAt is the nonce answered for addr at ref, whose state says
+// stateNonce: the pool nonce at "pending" when a pool is set.
+func (a *API) nonceAt(ref ethjson.BlockRef, addr common.Address, stateNonce uint64) uint64 {
+	if ref.Tag == ethjson.TagPending && a.poolNonces != nil {
+		return a.poolNonces.PendingNonce(addr, stateNonce)
+	}
+	return stateNonce
+}

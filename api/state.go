@@ -93,10 +93,7 @@ func (a *API) getTransactionCount(_ context.Context, p rpc.Params) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	if ref.Tag == ethjson.TagPending && a.poolNonces != nil {
-		nonce = a.poolNonces.PendingNonce(addr, nonce)
-	}
-	return json.RawMessage(ethjson.AppendU64(make([]byte, 0, 20), nonce)), nil
+	return json.RawMessage(ethjson.AppendU64(make([]byte, 0, 20), a.nonceAt(ref, addr, nonce))), nil
 }
 
 // readNonce is the account's nonce (0 when it does not exist), from the read
@@ -170,9 +167,7 @@ func (a *API) getAccountInfo(_ context.Context, p rpc.Params) (any, error) {
 			info.Code = r.Code(addr, hash)
 		}
 	}
-	if ref.Tag == ethjson.TagPending && a.poolNonces != nil {
-		info.Nonce = hexutil.Uint64(a.poolNonces.PendingNonce(addr, uint64(info.Nonce)))
-	}
+	info.Nonce = hexutil.Uint64(a.nonceAt(ref, addr, uint64(info.Nonce)))
 	return info, nil
 }
 
