@@ -245,11 +245,8 @@ func (r *report) markdown() string {
 			}
 		}
 		for _, p := range peers {
-			if x, ok := s.Ratio[p]; ok {
-				fmt.Fprintf(&b, " **%.2f×** |", x)
-			} else {
-				b.WriteString(" – |")
-			}
+			x, ok := s.Ratio[p]
+			cell(&b, " **%.2f×** |", x, ok)
 		}
 		b.WriteString("\n")
 	}
@@ -274,27 +271,22 @@ func (r *report) markdown() string {
 	b.WriteString("\n")
 	for _, s := range r.Summary {
 		fmt.Fprintf(&b, "| %s |", s.Workload)
-		for _, n := range r.Nodes {
-			if st := s.Nodes[n]; st != nil && st.CPUUs > 0 {
-				fmt.Fprintf(&b, " %.1f |", st.CPUUs)
-			} else {
-				b.WriteString(" – |")
+		// perNode writes a µs cell per node (a dash where not measured).
+		perNode := func(us func(*nodeStats) float64) {
+			for _, n := range r.Nodes {
+				var v float64
+				if st := s.Nodes[n]; st != nil {
+					v = us(st)
+				}
+				cell(&b, " %.1f |", v, v > 0)
 			}
 		}
+		perNode(func(st *nodeStats) float64 { return st.CPUUs })
 		for _, p := range peers {
-			if x, ok := s.CPURatio[p]; ok {
-				fmt.Fprintf(&b, " %.2f× |", x)
-			} else {
-				b.WriteString(" – |")
-			}
+			x, ok := s.CPURatio[p]
+			cell(&b, " %.2f× |", x, ok)
 		}
-		for _, n := range r.Nodes {
-			if st := s.Nodes[n]; st != nil && st.ClientCPUUs > 0 {
-				fmt.Fprintf(&b, " %.1f |", st.ClientCPUUs)
-			} else {
-				b.WriteString(" – |")
-			}
-		}
+		perNode(func(st *nodeStats) float64 { return st.ClientCPUUs })
 		b.WriteString("\n")
 	}
 	if len(r.Errors) > 0 {
@@ -305,6 +297,15 @@ func (r *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "\nTotal run time %.0f s.\n", r.TotalSeconds)
 	return b.String()
+}
+
+// cell writes a table cell: v in format when ok, a dash otherwise.
+func cell(b *strings.Builder, format string, v float64, ok bool) {
+	if !ok {
+		b.WriteString(" – |")
+		return
+	}
+	fmt.Fprintf(b, format, v)
 }
 
 func firstLine(s string) string {
