@@ -242,12 +242,11 @@ func (c *Chain) StateReader(root common.Hash) (state.Reader, error) {
 // at 61–66 s, the generation done.
 func (c *Chain) SnapshotGenerating() bool {
 	snaps := c.bc.Snapshots()
-	return snaps != nil && snapshotGenerating(snaps)
-}
-
-// snapshotGenerating reports whether snaps's disk layer is being generated:
-// go-ethereum refuses an iterator exactly while it has a generation marker.
-func snapshotGenerating(snaps *snapshot.Tree) bool {
+	if snaps == nil {
+		return false
+	}
+	// The iterator is refused exactly while the disk layer has a
+	// generation marker.
 	it, err := snaps.AccountIterator(snaps.DiskRoot(), common.Hash{})
 	if err != nil {
 		return errors.Is(err, snapshot.ErrNotConstructed)

@@ -1,10 +1,13 @@
 package chain
 
 import (
+	"math/big"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/kvstore"
 )
@@ -30,9 +33,23 @@ func waitGenerated(t *testing.T, c *Chain) {
 // must be released then, not held for the life of the process (Close would
 // wait kvstore.CloseWait and fail, as CI once saw).
 func TestSetHeadRebuildsOverFinishedGenerator(t *testing.T) {
+	t.Run("done", func(t *testing.T) { testRebuilds(t, DevGenesis(), true) })
+	// A genesis big enough for its generation to be under way at the
+	// first rewind: the generator stopped then must not be told twice (a
+	// hang) nor left behind.
+	large := DevGenesis()
+	for i := range 20000 {
+		large.Alloc[common.BigToAddress(big.NewInt(int64(0xb17000+i)))] = types.Account{Balance: big.NewInt(1)}
+	}
+	t.Run("running", func(t *testing.T) { testRebuilds(t, large, false) })
+}
+
+// testRebuilds seals three blocks on g (waiting for the snapshot's
+// generation first when wait is set), rewinds to 2, 1 and 0, and closes.
+func testRebuilds(t *testing.T, g *core.Genesis, wait bool) {
 	defer func(w time.Duration) { kvstore.CloseWait = w }(kvstore.CloseWait)
 	kvstore.CloseWait = time.Second
-	c, err := Open(Config{Dir: t.TempDir(), Genesis: DevGenesis()})
+	c, err := Open(Config{Dir: t.TempDir(), Genesis: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +57,11 @@ func TestSetHeadRebuildsOverFinishedGenerator(t *testing.T) {
 	for range 3 {
 		sealOn(t, c, who, 1)
 	}
-	waitGenerated(t, c)
+	if wait {
+		waitGenerated(t, c)
+	} else if !c.SnapshotGenerating() {
+		t.Fatal("the generation ended before the first rewind: make the genesis bigger")
+	}
 	// Block n credits who 1 wei: its balance at block n is n.
 	steps := []struct {
 		to  uint64
@@ -54,7 +75,9 @@ func TestSetHeadRebuildsOverFinishedGenerator(t *testing.T) {
 		if err := c.SetHead(s.to); err != nil {
 			t.Fatalf("%s: %v", s.why, err)
 		}
-		waitGenerated(t, c)
+		if wait {
+			waitGenerated(t, c)
+		}
 		r, err := c.StateReader(c.Head().Root)
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/state/snapshot"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethdb"
 )
 
@@ -108,7 +109,7 @@ func (c *Chain) SetHead(n uint64) error {
 	// rebuilt from it, so that no layer above n is read again.
 	if snaps := c.bc.Snapshots(); snaps != nil {
 		if snaps.Snapshot(target.Root) == nil {
-			c.releaseFinishedGenerator(snaps)
+			c.stopGenerator(snaps)
 			snaps.Rebuild(target.Root)
 		} else if err := snaps.Cap(target.Root, 0); err != nil {
 			c.log.Debug("snapshot flatten", "root", target.Root, "err", err) // n's is the disk layer already
@@ -122,27 +123,40 @@ func (c *Chain) SetHead(n uint64) error {
 	return nil
 }
 
-// releaseFinishedGenerator stops the goroutine of a snapshot generation that
-// is done. go-ethereum's generator keeps its two database iterators open
-// after it finishes, until it is told to stop, and Rebuild tells only one
-// still running (it checks the generation marker). Left alone, the
-// iterators live as long as the process, pinning Pebble's old files, and
-// Close waits kvstore.CloseWait for them and fails
+// releaseRoot is a state root no trie has (the hash of this text): the
+// snapshot's disk layer is flattened onto it only to stop its generator.
+var releaseRoot = crypto.Keccak256Hash([]byte("preconf: stop the state snapshot generator"))
+
+// stopGenerator stops the goroutine of the snapshot's generator, running or
+// done, before a Rebuild. go-ethereum's generator keeps its two database
+// iterators open after it finishes, until it is told to stop, and Rebuild
+// tells only one still running (it checks the generation marker). A done
+// one was left holding them for the life of the process, pinning Pebble's
+// old files, and Close waited kvstore.CloseWait for them and failed
 // (TestSetHeadRebuildsOverFinishedGenerator; CI saw it after two rewinds).
 // Measured without this on a dev node, 100 nested evm_snapshot/evm_revert
 // pairs (the inner reverted, then the outer): 100 generator goroutines and
 // 200 iterators left open, and shutdown took 10.0 s and exited 1.
-// Journal tells the generator whether it is done or not; it is called only
-// when it is done, because Rebuild would tell a running one again, after
-// Journal had stopped it, and wait for an answer forever. The journal it
-// writes names the old disk layer, and go-ethereum discards a journal whose
-// root is not the snapshot's.
-func (c *Chain) releaseFinishedGenerator(snaps *snapshot.Tree) {
-	root := snaps.DiskRoot()
-	if root == (common.Hash{}) || snapshotGenerating(snaps) {
+//
+// Merging a diff layer into the disk layer tells its generator to stop
+// whether it is running or done, as no exported call does, and restarts a
+// running one on the merged root, where it finds no trie and waits to be
+// told again, which Rebuild then does. Asking first whether it is done and
+// telling it through Journal left a window: a generation that ended between
+// the question and Rebuild's own check still leaked (1 in 1,000 pairs).
+// The empty layer's root reaches the store as the snapshot's until Rebuild
+// writes the target's; a crash in between rebuilds the snapshot at start,
+// as any crash does.
+func (c *Chain) stopGenerator(snaps *snapshot.Tree) {
+	disk := snaps.DiskRoot()
+	if disk == (common.Hash{}) {
 		return
 	}
-	if _, err := snaps.Journal(root); err != nil {
-		c.log.Debug("snapshot journal before a rebuild", "root", root, "err", err) // the rebuild replaces it anyway
+	if err := snaps.Update(releaseRoot, disk, nil, nil); err != nil {
+		c.log.Debug("snapshot generator stop", "root", disk, "err", err)
+		return
+	}
+	if err := snaps.Cap(releaseRoot, 0); err != nil {
+		c.log.Debug("snapshot generator stop", "root", disk, "err", err)
 	}
 }
