@@ -25,28 +25,66 @@ func waitGenerated(t *testing.T, c *Chain) {
 	}
 }
 
+// TestSetHeadWithinSnapshotLayers: a rewind to a block whose layer the
+// snapshot still holds in memory flattens onto it: no regeneration.
+func TestSetHeadWithinSnapshotLayers(t *testing.T) {
+	c, err := Open(Config{Dir: t.TempDir(), Genesis: DevGenesis()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	waitGenerated(t, c)
+	who := common.Address{0x44}
+	var roots []common.Hash
+	for range 5 {
+		roots = append(roots, sealOn(t, c, who, 1).Root())
+	}
+	snaps := c.bc.Snapshots()
+	if snaps.Snapshot(roots[1]) == nil {
+		t.Fatal("block 2's snapshot layer is gone three blocks later")
+	}
+	if err := c.SetHead(2); err != nil {
+		t.Fatal(err)
+	}
+	if got := snaps.DiskRoot(); got != roots[1] {
+		t.Fatalf("disk layer %s after the rewind, want block 2's root %s", got, roots[1])
+	}
+	if c.SnapshotGenerating() {
+		t.Fatal("the rewind regenerated the snapshot")
+	}
+	r, err := c.StateReader(c.Head().Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acct, _ := r.Account(who); acct == nil || acct.Balance.Uint64() != 2 {
+		t.Fatalf("balance at block 2: %v", acct)
+	}
+}
+
 // TestSetHeadRebuildsOverFinishedGenerator: go-ethereum's snapshot
 // generator keeps its two database iterators open once done, until it is
-// told to stop, and Rebuild tells only one still running. Two rewinds with
-// no block between make the second rebuild over the first's finished
-// generator (evm_revert to an older snapshot, anvil_reset); its iterators
-// must be released then, not held for the life of the process (Close would
-// wait kvstore.CloseWait and fail, as CI once saw).
+// told to stop, and Rebuild tells only one still running. Two rewinds below
+// the snapshot's layers with no block between make the second rebuild over
+// the first's finished generator (evm_revert to an older snapshot,
+// anvil_reset); its iterators must be released then, not held for the life
+// of the process (Close would wait kvstore.CloseWait and fail, as CI once
+// saw).
 func TestSetHeadRebuildsOverFinishedGenerator(t *testing.T) {
-	t.Run("done", func(t *testing.T) { testRebuilds(t, DevGenesis(), true) })
+	t.Run("done", func(t *testing.T) { testRebuilds(t, DevGenesis(), true, snapshotLayers+3) })
 	// A genesis big enough for its generation to be under way at the
-	// first rewind: the generator stopped then must not be told twice (a
-	// hang) nor left behind.
+	// first rewind (go-ethereum then keeps 8 layers): the generator stopped
+	// then must not be told twice (a hang) nor left behind.
 	large := DevGenesis()
 	for i := range 20000 {
 		large.Alloc[common.BigToAddress(big.NewInt(int64(0xb17000+i)))] = types.Account{Balance: big.NewInt(1)}
 	}
-	t.Run("running", func(t *testing.T) { testRebuilds(t, large, false) })
+	t.Run("running", func(t *testing.T) { testRebuilds(t, large, false, 8+4) })
 }
 
-// testRebuilds seals three blocks on g (waiting for the snapshot's
-// generation first when wait is set), rewinds to 2, 1 and 0, and closes.
-func testRebuilds(t *testing.T, g *core.Genesis, wait bool) {
+// testRebuilds seals blocks on g (waiting for the snapshot's generation
+// first when wait is set), rewinds to 2, 1 and 0, below the layers the
+// snapshot keeps, and closes.
+func testRebuilds(t *testing.T, g *core.Genesis, wait bool, blocks int) {
 	defer func(w time.Duration) { kvstore.CloseWait = w }(kvstore.CloseWait)
 	kvstore.CloseWait = time.Second
 	c, err := Open(Config{Dir: t.TempDir(), Genesis: g})
@@ -54,22 +92,26 @@ func testRebuilds(t *testing.T, g *core.Genesis, wait bool) {
 		t.Fatal(err)
 	}
 	who := common.Address{0x44}
-	for range 3 {
-		sealOn(t, c, who, 1)
+	var roots []common.Hash
+	for range blocks {
+		roots = append(roots, sealOn(t, c, who, 1).Root())
 	}
 	if wait {
 		waitGenerated(t, c)
 	} else if !c.SnapshotGenerating() {
 		t.Fatal("the generation ended before the first rewind: make the genesis bigger")
 	}
+	if c.bc.Snapshots().Snapshot(roots[1]) != nil {
+		t.Fatal("block 2 still has a snapshot layer: seal more blocks")
+	}
 	// Block n credits who 1 wei: its balance at block n is n.
 	steps := []struct {
 		to  uint64
 		why string
 	}{
-		{2, "covered: flattened onto block 2"},
-		{1, "not covered: rebuilt from block 1"},
-		{0, "not covered: rebuilt over block 1's finished generator"},
+		{2, "rebuilt from block 2"},
+		{1, "rebuilt from block 1, over block 2's generator"},
+		{0, "rebuilt from the genesis, over block 1's generator"},
 	}
 	for _, s := range steps {
 		if err := c.SetHead(s.to); err != nil {

@@ -41,6 +41,20 @@ func (c *Chain) InsertSealed(block *types.Block, receipts types.Receipts, stated
 	return root, nil
 }
 
+// snapshotLayers is how many blocks' state changes the state snapshot keeps
+// in memory above its accumulator, as geth keeps its last 128 states. A
+// rewind (evm_revert, anvil_reset) to one of them merges it and the layers
+// below into the disk layer at once; a rewind further back regenerates the
+// whole snapshot from the trie in the background, reads going to the trie
+// meanwhile. On a copy of the million-account bench store, four rounds of
+// evm_snapshot, three evm_mine and evm_revert: with one layer kept (the
+// value before), 73–75 s each until /readyz answered again and 94 s of
+// CPU in all; with 128, 0.010–0.015 s and 0.6 s. The price is memory under
+// sustained load: after 270 s at 3,000 transfers/s (go run ./bench
+// -writeload) the node's RSS was 414 MB against 294 MB, its reads' rate and
+// p99 unchanged. While a generation runs, go-ethereum keeps at most 8.
+const snapshotLayers = 128
+
 // Flush writes the state at root (a block given to InsertSealed) to disk
 // (archive), caps the state snapshot's diff layers and syncs the store.
 //
@@ -52,12 +66,11 @@ func (c *Chain) Flush(root common.Hash) error {
 	if err := c.bc.TrieDB().Commit(root, false); err != nil {
 		return fmt.Errorf("flush state %v: %w", root, err)
 	}
-	// Keep one diff layer, root's, so that readers of root's layer keep a
-	// live parent; older layers merge into go-ethereum's accumulator, which
-	// goes to disk only past 4 MiB. So the snapshot's disk layer lags: Open
-	// keeps it out of the crash repair.
+	// Keep snapshotLayers diff layers; older ones merge into go-ethereum's
+	// accumulator, which goes to disk only past 4 MiB. So the snapshot's
+	// disk layer lags: Open keeps it out of the crash repair.
 	if snaps := c.bc.Snapshots(); snaps != nil {
-		if err := snaps.Cap(root, 1); err != nil {
+		if err := snaps.Cap(root, snapshotLayers); err != nil {
 			c.log.Debug("snapshot flatten", "root", root, "err", err)
 		}
 	}
