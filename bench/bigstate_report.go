@@ -13,7 +13,7 @@ import (
 func (r *bigstateReport) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## A big state: %d accounts, %d storage slots (%s)\n\n", r.Meta.Accounts, r.Meta.Slots, r.Started.Format(time.RFC3339))
-	fmt.Fprintf(&b, "Generated once with `chain.CreateBulk` in %.1f s, of which %.1f s compacting the store (genesis %s); geth opens a hard-linked copy of the same store (%.1f s). Random keys over the whole state, %d rounds, median round; start-up is process start → first answer.\n\n",
+	fmt.Fprintf(&b, "Generated once with `chain.CreateBulk` in %.1f s, of which %.1f s compacting the store (genesis %s); geth opens a hard-linked copy of the same store (%.1f s). Random keys over the whole state, %d rounds, median round; start-up is process start → first answer. Reads start once preconf's `/readyz` answers 200 (a state snapshot generated again after an unclean stop makes it 503 meanwhile); a start-up marked \"ready\" waited for that.\n\n",
 		r.Meta.GenerateSecond, r.Meta.CompactSeconds, r.Meta.Genesis, r.Meta.CopySeconds, r.Rounds)
 	if r.Layout != "" {
 		fmt.Fprintf(&b, "Pinned (-pin): %s, so that they do not share cores.\n\n", r.Layout)
@@ -33,8 +33,12 @@ func (r *bigstateReport) markdown() string {
 	for _, name := range names {
 		bn := r.Nodes[name]
 		var su, rss []string
-		for _, d := range bn.Startup {
-			su = append(su, fmtDur(d))
+		for i, d := range bn.Startup {
+			var ready time.Duration
+			if i < len(bn.Ready) {
+				ready = bn.Ready[i]
+			}
+			su = append(su, fmtDur(d)+readyNote(d, ready))
 		}
 		for _, v := range bn.RSS {
 			rss = append(rss, fmt.Sprintf("%d MiB", v>>20))

@@ -45,6 +45,10 @@ type nodeKind struct {
 	args    func(env *env, dir string) []string
 	// Dir, if set, is an existing data dir used instead of a fresh one.
 	Dir string
+	// Ready, if set, is a path that answers 200 once the node serves at
+	// full speed (preconf's /readyz: 503 while its state snapshot is
+	// generated again after an unclean stop); startNode waits for it.
+	Ready string
 }
 
 // env is what node kinds share.
@@ -181,8 +185,9 @@ type runningNode struct {
 	err  error // set when the process exits
 	logf *os.File
 	// startup is the time from the process's start to its first answer
-	// (eth_chainId, polled every 20 ms).
-	startup time.Duration
+	// (eth_chainId, polled every 20 ms); ready, to its Ready path
+	// answering 200 (startup when the kind has none).
+	startup, ready time.Duration
 }
 
 // startNode starts kind from a fresh data dir and waits until it answers.
@@ -228,6 +233,10 @@ func startNode(e *env, kind nodeKind, bin string, round int) (*runningNode, erro
 	for {
 		if _, err := rpcCall(n.addr, "eth_chainId"); err == nil {
 			n.startup = time.Since(started)
+			if err := n.waitReady(started, readyTimeout); err != nil {
+				n.stop()
+				return nil, fmt.Errorf("%s: %w; log: %s", kind.Name, err, logPath)
+			}
 			return n, nil
 		}
 		select {
@@ -239,6 +248,40 @@ func startNode(e *env, kind nodeKind, bin string, round int) (*runningNode, erro
 		if time.Now().After(deadline) {
 			n.stop()
 			return nil, fmt.Errorf("%s did not answer on %s within 90s; log: %s\n%s", kind.Name, n.addr, logPath, tail(logPath))
+		}
+	}
+}
+
+// readyTimeout bounds the wait for a node's Ready path: a snapshot
+// generation of the million-account bench state took ~30 s here.
+const readyTimeout = 10 * time.Minute
+
+// waitReady polls the kind's Ready path every 100 ms until it answers 200
+// and sets n.ready (n.startup without one).
+func (n *runningNode) waitReady(started time.Time, timeout time.Duration) error {
+	n.ready = n.startup
+	if n.kind.Ready == "" {
+		return nil
+	}
+	c := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := c.Get("http://" + n.addr + n.kind.Ready)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				n.ready = time.Since(started)
+				return nil
+			}
+		}
+		select {
+		case <-n.done:
+			return fmt.Errorf("exited before %s answered 200 (%v)", n.kind.Ready, n.err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not 200 within %s", n.kind.Ready, timeout)
 		}
 	}
 }
