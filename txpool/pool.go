@@ -73,6 +73,7 @@ type Pool struct {
 	seq      uint64
 
 	nonces *nonceTable // pool nonces, under their own lock (nonce.go)
+	rollup rollupCache // OP-stack fee function of the latest env (rollup.go)
 }
 
 // Entry is a pooled transaction with its sender and arrival order.
@@ -184,12 +185,10 @@ func (p *Pool) Add(tx *types.Transaction) (Result, error) {
 		return Result{}, fmt.Errorf("%w: next nonce %v, tx nonce %v", core.ErrNonceTooLow, nonce, tx.Nonce())
 	}
 	cost := tx.Cost()
-	if rollup := types.NewTotalRollupCostFunc(p.chain, stateGetter{st}); rollup != nil {
-		// op-geth's pool: the L1 data fee and the operator fee for the
-		// whole gas limit, at the pending block's L1Block values.
-		if c := rollup(tx, head.Time); c != nil {
-			cost.Add(cost, c.ToBig())
-		}
+	// op-geth's pool: the L1 data fee and the operator fee for the whole
+	// gas limit, at the pending block's L1Block values.
+	if c := p.rollupCost(head, st, tx); c != nil {
+		cost.Add(cost, c.ToBig())
 	}
 	bal := balance.ToBig()
 	if bal.Cmp(cost) < 0 {

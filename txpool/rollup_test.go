@@ -1,0 +1,101 @@
+package txpool
+
+import (
+	"math/big"
+	"sync"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/state"
+	"github.com/ethereum/go-ethereum/core/tracing"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/triedb"
+
+	"github.com/preconf/preconf/chain"
+)
+
+// l1BlockState is a state whose L1Block holds baseFee as the L1 base fee
+// (and fixed scalars), as an L1-attributes deposit leaves it.
+func l1BlockState(t *testing.T, baseFee int64) state.Reader {
+	t.Helper()
+	db := state.NewDatabase(triedb.NewDatabase(rawdb.NewMemoryDatabase(), nil), nil)
+	sdb, _ := state.New(types.EmptyRootHash, db)
+	sdb.SetCode(types.L1BlockAddr, []byte{0x00}, tracing.CodeChangeUnspecified)
+	var scalars [32]byte
+	scalars[19], scalars[23] = 0x10, 0x20 // blob base fee scalar, base fee scalar
+	sdb.SetState(types.L1BlockAddr, types.L1BaseFeeSlot, common.BigToHash(big.NewInt(baseFee)))
+	sdb.SetState(types.L1BlockAddr, types.L1BlobBaseFeeSlot, common.BigToHash(big.NewInt(1)))
+	sdb.SetState(types.L1BlockAddr, types.L1FeeScalarsSlot, scalars)
+	root, err := sdb.Commit(0, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.Reader(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestRollupCostCache: the shared fee function answers what a fresh one
+// would, and a new environment (a new header) reads L1Block again.
+func TestRollupCostCache(t *testing.T) {
+	g, err := chain.DevL2Genesis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := g.Config
+	key, _ := crypto.GenerateKey()
+	signer := types.LatestSignerForChainID(cfg.ChainID)
+	to := common.Address{0xde}
+	txs := make([]*types.Transaction, 4)
+	for i := range txs {
+		txs[i] = types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: cfg.ChainID, Nonce: uint64(i), Gas: 30000,
+			GasFeeCap: big.NewInt(params.GWei), To: &to, Data: make([]byte, 50*i)})
+	}
+	fresh := func(st state.Reader, h *types.Header, tx *types.Transaction) *big.Int {
+		return types.NewTotalRollupCostFunc(cfg, stateGetter{st})(tx, h.Time).ToBig()
+	}
+	p := New(Config{}, cfg, nil)
+	stA, stB := l1BlockState(t, 20*params.GWei), l1BlockState(t, 40*params.GWei)
+	hA := &types.Header{Number: big.NewInt(5), Time: 100}
+	hB := &types.Header{Number: big.NewInt(5), Time: 100} // the same block, a later snapshot
+	tests := []struct {
+		name string
+		head *types.Header
+		st   state.Reader
+	}{{"first env", hA, stA}, {"same env again", hA, stA}, {"new env", hB, stB}, {"back to a new header", &types.Header{Number: big.NewInt(6), Time: 102}, stA}}
+	var prev *big.Int
+	for _, tt := range tests {
+		for _, tx := range txs {
+			got, want := p.rollupCost(tt.head, tt.st, tx).ToBig(), fresh(tt.st, tt.head, tx)
+			if got.Cmp(want) != 0 {
+				t.Fatalf("%s: fee %v, want %v", tt.name, got, want)
+			}
+		}
+		last := p.rollupCost(tt.head, tt.st, txs[3]).ToBig()
+		if tt.name == "new env" && last.Cmp(prev) <= 0 {
+			t.Fatalf("doubling L1's base fee left the fee at %v (was %v)", last, prev)
+		}
+		prev = last
+	}
+	// Concurrent admissions share the function (run with -race).
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, tx := range txs {
+				p.rollupCost(hB, stB, tx)
+			}
+		}()
+	}
+	wg.Wait()
+	// A plain-Ethereum chain has no such fee.
+	if c := New(Config{}, params.AllDevChainProtocolChanges, nil).rollupCost(hA, stA, txs[0]); c != nil {
+		t.Fatalf("L1 chain fee %v, want nil", c)
+	}
+}
