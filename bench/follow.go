@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/follower/feed"
 )
@@ -358,11 +360,24 @@ func watchFeed(addr string) (*feedWatcher, error) {
 				continue
 			}
 			w.mu.Lock()
-			w.seen[fb.PayloadID.String()+"/"+strconv.FormatUint(fb.Index, 10)] = feedMsg{at: at, txs: len(fb.Diff.Transactions)}
+			w.seen[fb.PayloadID.String()+"/"+strconv.FormatUint(fb.Index, 10)] = feedMsg{at: at, txs: sentTxs(fb.Diff.Transactions)}
 			w.mu.Unlock()
 		}
 	}()
 	return w, nil
+}
+
+// sentTxs counts a flashblock's transactions other than OP-stack deposits
+// (type 0x7e), which the node adds itself (the L1-attributes deposit in each
+// block's flashblock 0) and nobody sent.
+func sentTxs(txs []hexutil.Bytes) int {
+	n := 0
+	for _, raw := range txs {
+		if len(raw) == 0 || raw[0] != types.DepositTxType {
+			n++
+		}
+	}
+	return n
 }
 
 func (w *feedWatcher) snapshot() map[string]feedMsg {

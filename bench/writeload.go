@@ -65,7 +65,12 @@ type writeloadOptions struct {
 	Search         bool          `json:"search"`
 	SearchDuration time.Duration `json:"search_duration_ns"`
 	SearchSteps    int           `json:"search_steps"`
-	out            string        // where a stuck node's goroutines go (-profile)
+	// Chain is the genesis the sequencer runs: "l1" (the bench genesis, a
+	// plain-Ethereum dev chain) or "op" (the OP-stack dev chain, the node's
+	// default: an L1-attributes deposit alone in each block's flashblock 0,
+	// L1 data fees).
+	Chain string `json:"chain"`
+	out   string // where a stuck node's goroutines go (-profile)
 }
 
 var writeloadOpts writeloadOptions
@@ -87,6 +92,7 @@ func addWriteloadFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&writeloadOpts.Search, "writeload-search", false, "also search the highest rate with every flashblock on time (±20 ms)")
 	fs.DurationVar(&writeloadOpts.SearchDuration, "writeload-search-duration", 10*time.Second, "window of each search step")
 	fs.IntVar(&writeloadOpts.SearchSteps, "writeload-search-steps", 6, "search steps at most")
+	fs.StringVar(&writeloadOpts.Chain, "writeload-chain", "l1", "the sequencer's chain: l1 (the bench genesis, plain Ethereum) or op (the OP-stack dev chain, preconf's default: deposits alone in each block's flashblock 0, L1 data fees)")
 }
 
 // writeStep is one window at one rate.
@@ -171,15 +177,31 @@ func newWriteSenders(n int) *writeSenders {
 	return s
 }
 
-// genesis is the shared genesis plus the senders, 1000 ETH each, and a
-// gas limit with room for the search.
-func (s *writeSenders) genesis(path string) error {
-	return writeGenesisFunc(path, func(g *core.Genesis) {
+// genesis is the chain's genesis (the shared one for "l1", the OP-stack
+// dev chain's for "op") plus the senders, 1000 ETH each, and a gas limit
+// with room for the search.
+func (s *writeSenders) genesis(chainName string) func(path string) error {
+	fund := func(g *core.Genesis) {
 		g.GasLimit = writeloadGasLimit
 		for _, a := range s.addrs {
 			g.Alloc[a] = types.Account{Balance: new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))}
 		}
-	})
+	}
+	return func(path string) error {
+		if chainName != "op" {
+			return writeGenesisFunc(path, fund)
+		}
+		g, err := chain.DevL2Genesis()
+		if err != nil {
+			return err
+		}
+		fund(g)
+		raw, err := json.Marshal(g)
+		if err != nil {
+			return fmt.Errorf("encode genesis: %w", err)
+		}
+		return os.WriteFile(path, raw, 0o644)
+	}
 }
 
 // sign signs total transfers for addr: transaction k is sender k%K's next,
@@ -229,9 +251,12 @@ func measureWriteload(o options, log io.Writer) (*writeloadReport, error) {
 	if wo.Rate <= 0 || wo.Duration <= 0 || wo.Senders <= 0 || wo.SendConns <= 0 || wo.ReadConns <= 0 || wo.Senders%wo.SendConns != 0 {
 		return nil, errors.New("-writeload-rate, -duration, -senders, -send-conns and -read-conns must be positive; -writeload-senders a multiple of -writeload-send-conns")
 	}
+	if wo.Chain != "l1" && wo.Chain != "op" {
+		return nil, fmt.Errorf("-writeload-chain %q: want l1 or op", wo.Chain)
+	}
 	start := time.Now()
 	s := newWriteSenders(wo.Senders)
-	_, _, n, stop, err := sequencingNodeWith(o, log, "preconf-writeload-", s.genesis)
+	_, _, n, stop, err := sequencingNodeWith(o, log, "preconf-writeload-", s.genesis(wo.Chain))
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +289,7 @@ func measureWriteload(o options, log io.Writer) (*writeloadReport, error) {
 		}
 		return st, err
 	}
-	fmt.Fprintf(log, "writeload: %.0f transfers/s for %s from %d senders, %d reader conns\n", wo.Rate, wo.Duration, wo.Senders, wo.ReadConns)
+	fmt.Fprintf(log, "writeload: %.0f transfers/s for %s from %d senders, %d reader conns, %s chain\n", wo.Rate, wo.Duration, wo.Senders, wo.ReadConns, wo.Chain)
 	if rep.Main, err = step(wo.Rate, wo.Duration); err != nil {
 		return nil, err
 	}

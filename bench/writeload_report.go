@@ -96,8 +96,8 @@ func (h histogram) since(before histogram, q float64) (int, time.Duration, time.
 func (r *writeloadReport) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Reads while writing (%s, %s)\n\n", r.Version, r.Started.Format(time.RFC3339))
-	fmt.Fprintf(&b, "Transfers sent open-loop to the sequencer (200 ms flashblocks, 2 s blocks, %d senders, %d connections, pre-signed) while %d connections read `eth_getBalance(sender, \"pending\")` closed-loop:\n\n",
-		r.Options.Senders, r.Options.SendConns, r.Options.ReadConns)
+	fmt.Fprintf(&b, "Transfers sent open-loop to the sequencer (%s; 200 ms flashblocks, 2 s blocks, %d senders, %d connections, pre-signed) while %d connections read `eth_getBalance(sender, \"pending\")` closed-loop:\n\n",
+		chainDescription(r.Options.Chain), r.Options.Senders, r.Options.SendConns, r.Options.ReadConns)
 	b.WriteString("| rate sent | window | send answer p50 / p99, lag | pre-confirmed/s | backlog | read req/s | read p50 / p99 / max | built→readable mean / p99 | flashblocks | interval deviation p50 / p99 / max | outside ±20 ms | on time |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	steps := append([]writeStep{r.Main}, r.Search...)
@@ -120,6 +120,14 @@ func (r *writeloadReport) markdown() string {
 	}
 	fmt.Fprintf(&b, "\nThe generator signed %.0f transfers/s before each window (not timed). The first row's p99 of built → readable is the upper bound of the sequencer's histogram bucket that holds it.\n", r.SignTPS)
 	return b.String()
+}
+
+// chainDescription names the writeload's chain (-writeload-chain).
+func chainDescription(name string) string {
+	if name == "op" {
+		return "the OP-stack dev chain: each block's flashblock 0 holds its L1-attributes deposit alone"
+	}
+	return "the bench genesis, a plain-Ethereum dev chain"
 }
 
 func yesNo(ok bool) string {

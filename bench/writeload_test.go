@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core"
 )
 
 const metricsBefore = `# HELP x_seconds x
@@ -66,6 +71,42 @@ func TestWriteSendersSign(t *testing.T) {
 	}
 }
 
+// TestWriteSendersGenesis: -writeload-chain picks the genesis; both fund
+// every sender and raise the gas limit.
+func TestWriteSendersGenesis(t *testing.T) {
+	s := newWriteSenders(3)
+	for _, tt := range []struct {
+		chain string
+		op    bool
+	}{{"l1", false}, {"op", true}} {
+		t.Run(tt.chain, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "genesis.json")
+			if err := s.genesis(tt.chain)(path); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g core.Genesis
+			if err := json.Unmarshal(raw, &g); err != nil {
+				t.Fatal(err)
+			}
+			if op := g.Config.Optimism != nil; op != tt.op {
+				t.Fatalf("OP-stack config %v, want %v", op, tt.op)
+			}
+			if g.GasLimit != writeloadGasLimit {
+				t.Fatalf("gas limit %d, want %d", g.GasLimit, writeloadGasLimit)
+			}
+			for _, a := range s.addrs {
+				if acct, ok := g.Alloc[a]; !ok || acct.Balance.Sign() <= 0 {
+					t.Fatalf("sender %s not funded", a)
+				}
+			}
+		})
+	}
+}
+
 func TestReplaceSection(t *testing.T) {
 	doc := "a\n<!-- bench:x begin -->\nold\n<!-- bench:x end -->\nb\n<!-- bench:y begin -->\n<!-- bench:y end -->\n"
 	got, err := replaceSection(doc, "x", "new table\n\n")
@@ -88,6 +129,25 @@ func TestReplaceSection(t *testing.T) {
 			if _, err := replaceSection(string(raw), n, "t"); err != nil {
 				t.Errorf("%s: %v", file, err)
 			}
+		}
+	}
+}
+
+// TestSentTxs: OP-stack deposits are the node's own, not the generator's.
+func TestSentTxs(t *testing.T) {
+	tests := []struct {
+		name string
+		txs  []hexutil.Bytes
+		want int
+	}{
+		{"none", nil, 0},
+		{"deposit alone", []hexutil.Bytes{{0x7e, 0xf8}}, 0},
+		{"deposit and sent", []hexutil.Bytes{{0x7e, 0xf8}, {0x02, 0xf8}, {0xf8, 0x6b}}, 2},
+		{"sent only", []hexutil.Bytes{{0x02, 0xf8}, {0x01, 0xf8}}, 2},
+	}
+	for _, tt := range tests {
+		if got := sentTxs(tt.txs); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
 		}
 	}
 }
