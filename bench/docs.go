@@ -90,6 +90,18 @@ func runAll(o options, args []string, stdout, log io.Writer) int {
 			}
 			return rep, rep.markdown(), nil
 		}},
+		// The same 60 s window on the OP-stack dev chain, preconf's
+		// default (no search: the window's verdict is what differs).
+		{"writeload-op", "reads while writing, OP-stack dev chain", func() (any, string, error) {
+			saved := writeloadOpts
+			defer func() { writeloadOpts = saved }()
+			writeloadOpts.Chain, writeloadOpts.Search = "op", false
+			rep, err := measureWriteload(o, log)
+			if err != nil {
+				return nil, "", err
+			}
+			return rep, rep.markdown(), nil
+		}},
 		{"follow", "follow mode", func() (any, string, error) {
 			rep, err := measureFollow(o, log)
 			if err != nil {

@@ -152,8 +152,17 @@ func runWriteload(o options, stdout, log io.Writer, docs func(...docSection) int
 		return 1
 	}
 	md := rep.markdown()
-	writeSideReport(o, stdout, log, "writeload", rep, md)
-	return docs(docSection{"docs/bench.md", "writeload", md})
+	writeSideReport(o, stdout, log, writeloadSection(writeloadOpts.Chain), rep, md)
+	return docs(docSection{"docs/bench.md", writeloadSection(writeloadOpts.Chain), md})
+}
+
+// writeloadSection is the docs/bench.md section (and result file name) of
+// a writeload run on chain.
+func writeloadSection(chain string) string {
+	if chain == "op" {
+		return "writeload-op"
+	}
+	return "writeload"
 }
 
 // writeSenders are the funded accounts of the write load, with local nonces.

@@ -95,7 +95,11 @@ func (h histogram) since(before histogram, q float64) (int, time.Duration, time.
 
 func (r *writeloadReport) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Reads while writing (%s, %s)\n\n", r.Version, r.Started.Format(time.RFC3339))
+	title := "Reads while writing"
+	if r.Options.Chain == "op" {
+		title += ", OP-stack dev chain"
+	}
+	fmt.Fprintf(&b, "## %s (%s, %s)\n\n", title, r.Version, r.Started.Format(time.RFC3339))
 	fmt.Fprintf(&b, "Transfers sent open-loop to the sequencer (%s; 200 ms flashblocks, 2 s blocks, %d senders, %d connections, pre-signed) while %d connections read `eth_getBalance(sender, \"pending\")` closed-loop:\n\n",
 		chainDescription(r.Options.Chain), r.Options.Senders, r.Options.SendConns, r.Options.ReadConns)
 	b.WriteString("| rate sent | window | send answer p50 / p99, lag | pre-confirmed/s | backlog | read req/s | read p50 / p99 / max | built→readable mean / p99 | flashblocks | interval deviation p50 / p99 / max | outside ±20 ms | on time |\n")
