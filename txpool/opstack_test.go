@@ -21,16 +21,33 @@ import (
 	"github.com/preconf/preconf/opstack"
 )
 
+// devL2Config is the OP-stack dev chain's configuration.
+func devL2Config(t *testing.T) *params.ChainConfig {
+	t.Helper()
+	g, err := chain.DevL2Genesis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.Config
+}
+
+// setL1Fees writes info's L1 fee inputs into L1Block's slots, as an
+// L1-attributes deposit leaves them (the operator fee apart).
+func setL1Fees(sdb *state.StateDB, info *opstack.L1Info) {
+	var scalars [32]byte
+	copy(scalars[16:20], common.BigToHash(big.NewInt(int64(info.BlobBaseFeeScalar))).Bytes()[28:])
+	copy(scalars[20:24], common.BigToHash(big.NewInt(int64(info.BaseFeeScalar))).Bytes()[28:])
+	sdb.SetState(types.L1BlockAddr, types.L1BaseFeeSlot, common.BigToHash(info.BaseFee))
+	sdb.SetState(types.L1BlockAddr, types.L1BlobBaseFeeSlot, common.BigToHash(info.BlobBaseFee))
+	sdb.SetState(types.L1BlockAddr, types.L1FeeScalarsSlot, scalars)
+}
+
 // TestOPStackRules: on an OP-stack chain the pool refuses deposits with a
 // clear error (a plain-Ethereum chain with op-geth's "transaction type not
 // supported" alone), and a sender must also hold the L1 data fee and the
 // operator fee for the whole gas limit, as op-geth's pool requires.
 func TestOPStackRules(t *testing.T) {
-	g, err := chain.DevL2Genesis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := g.Config
+	cfg := devL2Config(t)
 	key, _ := crypto.GenerateKey()
 	from := crypto.PubkeyToAddress(key.PublicKey)
 	db := state.NewDatabase(triedb.NewDatabase(rawdb.NewMemoryDatabase(), nil), nil)
@@ -40,12 +57,7 @@ func TestOPStackRules(t *testing.T) {
 	sdb.SetCode(types.L1BlockAddr, []byte{0x00}, tracing.CodeChangeUnspecified)
 	info := &opstack.L1Info{BaseFee: big.NewInt(20 * params.GWei), BlobBaseFee: big.NewInt(1), BaseFeeScalar: 1368, BlobBaseFeeScalar: 810_949,
 		OperatorFeeScalar: 1_000_000, OperatorFeeConstant: 5000}
-	var scalars [32]byte
-	copy(scalars[16:20], common.BigToHash(big.NewInt(int64(info.BlobBaseFeeScalar))).Bytes()[28:])
-	copy(scalars[20:24], common.BigToHash(big.NewInt(int64(info.BaseFeeScalar))).Bytes()[28:])
-	sdb.SetState(types.L1BlockAddr, types.L1BaseFeeSlot, common.BigToHash(info.BaseFee))
-	sdb.SetState(types.L1BlockAddr, types.L1BlobBaseFeeSlot, common.BigToHash(info.BlobBaseFee))
-	sdb.SetState(types.L1BlockAddr, types.L1FeeScalarsSlot, scalars)
+	setL1Fees(sdb, info)
 	var op [32]byte
 	copy(op[20:24], common.BigToHash(big.NewInt(int64(info.OperatorFeeScalar))).Bytes()[28:])
 	copy(op[24:32], common.BigToHash(big.NewInt(int64(info.OperatorFeeConstant))).Bytes()[24:])

@@ -13,8 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/triedb"
-
-	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/opstack"
 )
 
 // l1BlockState is a state whose L1Block holds baseFee as the L1 base fee
@@ -24,11 +23,7 @@ func l1BlockState(t *testing.T, baseFee int64) state.Reader {
 	db := state.NewDatabase(triedb.NewDatabase(rawdb.NewMemoryDatabase(), nil), nil)
 	sdb, _ := state.New(types.EmptyRootHash, db)
 	sdb.SetCode(types.L1BlockAddr, []byte{0x00}, tracing.CodeChangeUnspecified)
-	var scalars [32]byte
-	scalars[19], scalars[23] = 0x10, 0x20 // blob base fee scalar, base fee scalar
-	sdb.SetState(types.L1BlockAddr, types.L1BaseFeeSlot, common.BigToHash(big.NewInt(baseFee)))
-	sdb.SetState(types.L1BlockAddr, types.L1BlobBaseFeeSlot, common.BigToHash(big.NewInt(1)))
-	sdb.SetState(types.L1BlockAddr, types.L1FeeScalarsSlot, scalars)
+	setL1Fees(sdb, &opstack.L1Info{BaseFee: big.NewInt(baseFee), BlobBaseFee: big.NewInt(1), BaseFeeScalar: 0x20, BlobBaseFeeScalar: 0x10})
 	root, err := sdb.Commit(0, true, false)
 	if err != nil {
 		t.Fatal(err)
@@ -43,11 +38,7 @@ func l1BlockState(t *testing.T, baseFee int64) state.Reader {
 // TestRollupCostCache: the shared fee function answers what a fresh one
 // would, and a new environment (a new header) reads L1Block again.
 func TestRollupCostCache(t *testing.T) {
-	g, err := chain.DevL2Genesis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := g.Config
+	cfg := devL2Config(t)
 	key, _ := crypto.GenerateKey()
 	signer := types.LatestSignerForChainID(cfg.ChainID)
 	to := common.Address{0xde}
