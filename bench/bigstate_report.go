@@ -34,11 +34,7 @@ func (r *bigstateReport) markdown() string {
 		bn := r.Nodes[name]
 		var su, rss []string
 		for i, d := range bn.Startup {
-			var ready time.Duration
-			if i < len(bn.Ready) {
-				ready = bn.Ready[i]
-			}
-			su = append(su, fmtDur(d)+readyNote(d, ready))
+			su = append(su, fmtDur(d)+readyNote(d, bn.Ready[i])) // appended together (bigstateRound)
 		}
 		for _, v := range bn.RSS {
 			rss = append(rss, fmt.Sprintf("%d MiB", v>>20))

@@ -62,8 +62,11 @@ func benchGenesis() *core.Genesis {
 }
 
 // writeGenesis writes the shared genesis file to path.
-func writeGenesis(path string) error {
-	raw, err := json.MarshalIndent(benchGenesis(), "", "  ")
+func writeGenesis(path string) error { return writeGenesisFile(path, benchGenesis()) }
+
+// writeGenesisFile writes g to path as a genesis JSON file.
+func writeGenesisFile(path string, g *core.Genesis) error {
+	raw, err := json.MarshalIndent(g, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode genesis: %w", err)
 	}

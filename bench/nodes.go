@@ -263,10 +263,9 @@ func (n *runningNode) waitReady(started time.Time, timeout time.Duration) error 
 	if n.kind.Ready == "" {
 		return nil
 	}
-	c := &http.Client{Timeout: 5 * time.Second}
 	deadline := time.Now().Add(timeout)
 	for {
-		resp, err := c.Get("http://" + n.addr + n.kind.Ready)
+		resp, err := probeClient.Get("http://" + n.addr + n.kind.Ready)
 		if err == nil {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()

@@ -151,9 +151,9 @@ func runWriteload(o options, stdout, log io.Writer, docs func(...docSection) int
 		fmt.Fprintln(log, "bench:", err)
 		return 1
 	}
-	md := rep.markdown()
-	writeSideReport(o, stdout, log, writeloadSection(writeloadOpts.Chain), rep, md)
-	return docs(docSection{"docs/bench.md", writeloadSection(writeloadOpts.Chain), md})
+	md, section := rep.markdown(), writeloadSection(writeloadOpts.Chain)
+	writeSideReport(o, stdout, log, section, rep, md)
+	return docs(docSection{"docs/bench.md", section, md})
 }
 
 // writeloadSection is the docs/bench.md section (and result file name) of
@@ -190,26 +190,21 @@ func newWriteSenders(n int) *writeSenders {
 // dev chain's for "op") plus the senders, 1000 ETH each, and a gas limit
 // with room for the search.
 func (s *writeSenders) genesis(chainName string) func(path string) error {
-	fund := func(g *core.Genesis) {
+	return func(path string) error {
+		var g *core.Genesis
+		if chainName == "op" {
+			var err error
+			if g, err = chain.DevL2Genesis(); err != nil {
+				return err
+			}
+		} else {
+			g = benchGenesis()
+		}
 		g.GasLimit = writeloadGasLimit
 		for _, a := range s.addrs {
 			g.Alloc[a] = types.Account{Balance: new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))}
 		}
-	}
-	return func(path string) error {
-		if chainName != "op" {
-			return writeGenesisFunc(path, fund)
-		}
-		g, err := chain.DevL2Genesis()
-		if err != nil {
-			return err
-		}
-		fund(g)
-		raw, err := json.Marshal(g)
-		if err != nil {
-			return fmt.Errorf("encode genesis: %w", err)
-		}
-		return os.WriteFile(path, raw, 0o644)
+		return writeGenesisFile(path, g)
 	}
 }
 
@@ -489,17 +484,6 @@ type histogram struct {
 	counts []float64
 	sum    float64
 	count  float64
-}
-
-// writeGenesisFunc writes the shared genesis after edit changes it.
-func writeGenesisFunc(path string, edit func(*core.Genesis)) error {
-	g := benchGenesis()
-	edit(g)
-	raw, err := json.Marshal(g)
-	if err != nil {
-		return fmt.Errorf("encode genesis: %w", err)
-	}
-	return os.WriteFile(path, raw, 0o644)
 }
 
 // saveGoroutines stores the node's goroutine dump from its pprof listener
