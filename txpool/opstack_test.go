@@ -8,13 +8,11 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
-	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/ethereum/go-ethereum/triedb"
 	"github.com/holiman/uint256"
 
 	"github.com/preconf/preconf/chain"
@@ -32,8 +30,10 @@ func devL2Config(t *testing.T) *params.ChainConfig {
 }
 
 // setL1Fees writes info's L1 fee inputs into L1Block's slots, as an
-// L1-attributes deposit leaves them (the operator fee apart).
+// L1-attributes deposit leaves them (the operator fee apart). L1Block gets
+// code too, or a commit drops it as empty.
 func setL1Fees(sdb *state.StateDB, info *opstack.L1Info) {
+	sdb.SetCode(types.L1BlockAddr, []byte{0x00}, tracing.CodeChangeUnspecified)
 	var scalars [32]byte
 	copy(scalars[16:20], common.BigToHash(big.NewInt(int64(info.BlobBaseFeeScalar))).Bytes()[28:])
 	copy(scalars[20:24], common.BigToHash(big.NewInt(int64(info.BaseFeeScalar))).Bytes()[28:])
@@ -50,11 +50,7 @@ func TestOPStackRules(t *testing.T) {
 	cfg := devL2Config(t)
 	key, _ := crypto.GenerateKey()
 	from := crypto.PubkeyToAddress(key.PublicKey)
-	db := state.NewDatabase(triedb.NewDatabase(rawdb.NewMemoryDatabase(), nil), nil)
-	sdb, _ := state.New(types.EmptyRootHash, db)
-	// L1Block's fee inputs as an L1-attributes deposit leaves them (the
-	// account needs code, or the commit drops it as empty).
-	sdb.SetCode(types.L1BlockAddr, []byte{0x00}, tracing.CodeChangeUnspecified)
+	db, sdb := newTestState(t)
 	info := &opstack.L1Info{BaseFee: big.NewInt(20 * params.GWei), BlobBaseFee: big.NewInt(1), BaseFeeScalar: 1368, BlobBaseFeeScalar: 810_949,
 		OperatorFeeScalar: 1_000_000, OperatorFeeConstant: 5000}
 	setL1Fees(sdb, info)
@@ -84,13 +80,9 @@ func TestOPStackRules(t *testing.T) {
 	} {
 		s := sdb.Copy()
 		s.SetBalance(from, uint256.MustFromBig(c.balance), tracing.BalanceChangeUnspecified)
-		root, err := s.Commit(0, true, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reader, _ := db.Reader(root)
+		reader := commitReader(t, db, s)
 		p := New(Config{}, cfg, func() (*types.Header, state.Reader, error) { return head, reader, nil })
-		_, err = p.Add(tx)
+		_, err := p.Add(tx)
 		if c.ok != (err == nil) || (err != nil && !errors.Is(err, core.ErrInsufficientFunds)) {
 			t.Errorf("balance %v (need %v): %v", c.balance, need, err)
 		}

@@ -6,6 +6,8 @@
 package txpool
 
 import (
+	"sync/atomic"
+
 	"github.com/preconf/preconf/impersonate"
 
 	"errors"
@@ -72,8 +74,8 @@ type Pool struct {
 	accounts map[common.Address]*account
 	seq      uint64
 
-	nonces *nonceTable // pool nonces, under their own lock (nonce.go)
-	rollup rollupCache // OP-stack fee function of the latest env (rollup.go)
+	nonces *nonceTable                 // pool nonces, under their own lock (nonce.go)
+	rollup atomic.Pointer[rollupCosts] // OP-stack fee function of the latest env (rollup.go)
 }
 
 // Entry is a pooled transaction with its sender and arrival order.

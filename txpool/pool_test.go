@@ -39,28 +39,42 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	genesis := chain.DevGenesis()
 	key, _ := crypto.HexToECDSA(chain.DevKeys[0])
 	poor, _ := crypto.GenerateKey()
-	db := state.NewDatabase(triedb.NewDatabase(rawdb.NewMemoryDatabase(), nil), nil)
-	sdb, err := state.New(types.EmptyRootHash, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, sdb := newTestState(t)
 	addr := crypto.PubkeyToAddress(key.PublicKey)
 	sdb.SetNonce(addr, 3, tracing.NonceChangeUnspecified)
 	sdb.SetBalance(addr, uint256.NewInt(params.Ether), tracing.BalanceChangeUnspecified)
 	sdb.SetBalance(crypto.PubkeyToAddress(poor.PublicKey), uint256.NewInt(21000*params.GWei), tracing.BalanceChangeUnspecified)
-	root, err := sdb.Commit(0, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader, err := db.Reader(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reader := commitReader(t, db, sdb)
 	head := &types.Header{Number: big.NewInt(5), Time: 100, GasLimit: 30_000_000, BaseFee: big.NewInt(params.GWei), Difficulty: new(big.Int)}
 	env := func() (*types.Header, state.Reader, error) { return head, reader, nil }
 	f := &fixture{cfg: genesis.Config, key: key, poor: poor, head: head, signer: types.LatestSignerForChainID(genesis.Config.ChainID), base: env}
 	f.pool = New(cfg, genesis.Config, env)
 	return f
+}
+
+// newTestState is an empty state in memory and its database.
+func newTestState(t *testing.T) (state.Database, *state.StateDB) {
+	t.Helper()
+	db := state.NewDatabase(triedb.NewDatabase(rawdb.NewMemoryDatabase(), nil), nil)
+	sdb, err := state.New(types.EmptyRootHash, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, sdb
+}
+
+// commitReader commits sdb into db and returns a reader of the result.
+func commitReader(t *testing.T, db state.Database, sdb *state.StateDB) state.Reader {
+	t.Helper()
+	root, err := sdb.Commit(0, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.Reader(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func (f *fixture) tx(t *testing.T, key *ecdsa.PrivateKey, nonce uint64, gas uint64, feeCap, tip int64, value *big.Int) *types.Transaction {

@@ -2,7 +2,6 @@ package txpool
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -24,9 +23,6 @@ type rollupCosts struct {
 	fn   types.TotalRollupCostFunc
 }
 
-// rollupCache holds the latest environment's rollupCosts.
-type rollupCache struct{ cur atomic.Pointer[rollupCosts] }
-
 // rollupCost is tx's L1 data and operator fee at head's time, from st's
 // L1Block values; nil on a chain that is not an OP-stack one.
 //
@@ -38,14 +34,14 @@ func (p *Pool) rollupCost(head *types.Header, st state.Reader, tx *types.Transac
 	if p.chain.Optimism == nil {
 		return nil
 	}
-	rc := p.rollup.cur.Load()
+	rc := p.rollup.Load()
 	if rc == nil || rc.head != head {
 		fn := types.NewTotalRollupCostFunc(p.chain, stateGetter{st})
 		if fn == nil {
 			return nil
 		}
 		rc = &rollupCosts{head: head, fn: fn}
-		p.rollup.cur.Store(rc)
+		p.rollup.Store(rc)
 	}
 	tx.RollupCostData() // the compression, cached on tx: outside the lock
 	rc.mu.Lock()

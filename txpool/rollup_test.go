@@ -6,13 +6,10 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
-	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
-	"github.com/ethereum/go-ethereum/triedb"
 	"github.com/preconf/preconf/opstack"
 )
 
@@ -20,19 +17,9 @@ import (
 // (and fixed scalars), as an L1-attributes deposit leaves it.
 func l1BlockState(t *testing.T, baseFee int64) state.Reader {
 	t.Helper()
-	db := state.NewDatabase(triedb.NewDatabase(rawdb.NewMemoryDatabase(), nil), nil)
-	sdb, _ := state.New(types.EmptyRootHash, db)
-	sdb.SetCode(types.L1BlockAddr, []byte{0x00}, tracing.CodeChangeUnspecified)
+	db, sdb := newTestState(t)
 	setL1Fees(sdb, &opstack.L1Info{BaseFee: big.NewInt(baseFee), BlobBaseFee: big.NewInt(1), BaseFeeScalar: 0x20, BlobBaseFeeScalar: 0x10})
-	root, err := sdb.Commit(0, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := db.Reader(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return commitReader(t, db, sdb)
 }
 
 // TestRollupCostCache: the shared fee function answers what a fresh one
