@@ -334,8 +334,9 @@ type feedWatcher struct {
 }
 
 type feedMsg struct {
-	at  time.Time
-	txs int
+	at    time.Time
+	txs   int
+	index uint64 // the flashblock's index in its block
 }
 
 func watchFeed(addr string) (*feedWatcher, error) {
@@ -360,7 +361,7 @@ func watchFeed(addr string) (*feedWatcher, error) {
 				continue
 			}
 			w.mu.Lock()
-			w.seen[fb.PayloadID.String()+"/"+strconv.FormatUint(fb.Index, 10)] = feedMsg{at: at, txs: sentTxs(fb.Diff.Transactions)}
+			w.seen[fb.PayloadID.String()+"/"+strconv.FormatUint(fb.Index, 10)] = feedMsg{at: at, txs: sentTxs(fb.Diff.Transactions), index: fb.Index}
 			w.mu.Unlock()
 		}
 	}()

@@ -117,6 +117,11 @@ type writeStep struct {
 	DevP99      time.Duration `json:"interval_dev_p99_ns"`
 	DevMax      time.Duration `json:"interval_dev_max_ns"`
 	Late        int           `json:"intervals_outside_20ms"`
+	// Long and Short count those intervals by the index (in its block) of
+	// the flashblock that ended them, longer or shorter than 200 ms: where
+	// in the block time is lost.
+	Long  map[uint64]int `json:"intervals_over_20ms_long_by_index,omitempty"`
+	Short map[uint64]int `json:"intervals_over_20ms_short_by_index,omitempty"`
 	// Built → readable from the sequencer's histogram (seconds buckets).
 	ReadableCount int           `json:"readable_count"`
 	ReadableMean  time.Duration `json:"readable_mean_ns"`
@@ -436,12 +441,17 @@ func writeWindow(addr string, fw *feedWatcher, reqs, reads [][]byte, rate float6
 		st.Preconfirmed += m.txs
 		if i > 0 {
 			dev := m.at.Sub(fbs[i-1].at) - flashblockInterval
+			off := &st.Long
 			if dev < 0 {
-				dev = -dev
+				dev, off = -dev, &st.Short
 			}
 			devs = append(devs, dev)
 			if dev > punctualTolerance {
 				st.Late++
+				if *off == nil {
+					*off = map[uint64]int{}
+				}
+				(*off)[m.index]++
 			}
 		}
 	}
@@ -473,8 +483,8 @@ func (st writeStep) summary() string {
 	for _, k := range slices.Sorted(maps.Keys(st.Phases)) {
 		ph = append(ph, fmt.Sprintf("%s %s/≤%s", k, fmtDur(st.Phases[k][0]), fmtDur(st.Phases[k][1])))
 	}
-	return fmt.Sprintf("phases (mean/p99): %s\n  ", strings.Join(ph, ", ")) + fmt.Sprintf("sent %d (answers p50 %s p99 %s, lag ≤ %s), pre-confirmed %.0f/s, backlog %d; %d flashblocks, interval deviation p50 %s p99 %s max %s, %d outside ±20 ms; built→readable mean %s p99 ≤ %s; reads %.0f/s p50 %s p99 %s max %s; on time: %v",
-		st.Sent, fmtDur(st.SendP50), fmtDur(st.SendP99), fmtDur(st.SendLagMax), st.PerSecond, st.Backlog, st.Flashblocks, fmtDur(st.DevP50), fmtDur(st.DevP99), fmtDur(st.DevMax), st.Late,
+	return fmt.Sprintf("phases (mean/p99): %s\n  ", strings.Join(ph, ", ")) + fmt.Sprintf("sent %d (answers p50 %s p99 %s, lag ≤ %s), pre-confirmed %.0f/s, backlog %d; %d flashblocks, interval deviation p50 %s p99 %s max %s, %d outside ±20 ms (by index: long %v, short %v); built→readable mean %s p99 ≤ %s; reads %.0f/s p50 %s p99 %s max %s; on time: %v",
+		st.Sent, fmtDur(st.SendP50), fmtDur(st.SendP99), fmtDur(st.SendLagMax), st.PerSecond, st.Backlog, st.Flashblocks, fmtDur(st.DevP50), fmtDur(st.DevP99), fmtDur(st.DevMax), st.Late, st.Long, st.Short,
 		fmtDur(st.ReadableMean), fmtDur(st.ReadableP99), st.Reads.RPS, fmtDur(st.Reads.P50), fmtDur(st.Reads.P99), fmtDur(st.Reads.Max), st.OnTime)
 }
 
