@@ -58,6 +58,14 @@ type openBlock struct {
 	// built by testing_buildBlockV1 have any).
 	withdrawals types.Withdrawals
 	blobGas     uint64 // used so far
+	// held are the senders of the transactions executed since the last
+	// flashblock but not yet published (prefill), each with the nonce of
+	// its first: the pool keeps them until they are published, and the
+	// next fill's candidates start after them. heldStale and heldInvalid
+	// are that fill's transactions to take out of the pool then.
+	held                   map[common.Address]uint64
+	heldStale, heldInvalid []common.Hash
+	heldTook               time.Duration // executing and hashing them
 }
 
 // txRoots returns the roots of the block's transactions and receipts so
@@ -290,11 +298,13 @@ func (s *Sequencer) build(fill, always bool) error {
 	start := time.Now()
 	first := b.shown // the block's deposits, applied when it opened, show in flashblock 0
 	var stale, invalid []common.Hash
-	if fill && (s.op == nil || b.index > 0) {
-		// An OP-stack block's flashblock 0 holds its deposits alone.
-		stale, invalid = s.fill(b)
+	if fill && !s.depositsAlone(b) {
+		stale, invalid = s.fill(b, false)
 	}
-	s.stats.LastBuild.Store(int64(time.Since(start)))
+	stale, invalid = append(stale, b.heldStale...), append(invalid, b.heldInvalid...)
+	// The flashblock's execution includes what prefill did ahead of it.
+	s.stats.LastBuild.Store(int64(time.Since(start) + b.heldTook))
+	b.held, b.heldStale, b.heldInvalid, b.heldTook = nil, nil, nil, 0
 	if always || len(b.txs) > first {
 		if err := s.publish(b, first, true); err != nil {
 			return err
@@ -316,9 +326,11 @@ func (s *Sequencer) build(fill, always bool) error {
 // or, on a timed tick, its fill deadline passes (s.fillBy: the rest waits in
 // the pool for the next flashblock, so that a burst cannot make this one
 // late). It returns the transactions to take out of the pool: stale ones
-// (their nonce was executed) and invalid ones (they cannot execute).
-func (s *Sequencer) fill(b *openBlock) (stale, invalid []common.Hash) {
-	h := newRunHeap(s.pool.Candidates(b.statedb.GetNonce), b.header.BaseFee)
+// (their nonce was executed) and invalid ones (they cannot execute). With
+// hold set, the transactions applied are held (b.held) for the next
+// flashblock to publish.
+func (s *Sequencer) fill(b *openBlock, hold bool) (stale, invalid []common.Hash) {
+	h := newRunHeap(s.candidates(b), b.header.BaseFee)
 	for h.Len() > 0 {
 		if !s.fillBy.IsZero() && time.Now().After(s.fillBy) {
 			break
@@ -346,6 +358,12 @@ func (s *Sequencer) fill(b *openBlock) (stale, invalid []common.Hash) {
 			invalid = append(invalid, e.Tx.Hash())
 			heap.Pop(h)
 			continue
+		}
+		if _, ok := b.held[e.From]; hold && !ok {
+			if b.held == nil {
+				b.held = make(map[common.Address]uint64)
+			}
+			b.held[e.From] = e.Tx.Nonce()
 		}
 		h.advance()
 	}

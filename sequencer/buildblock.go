@@ -95,7 +95,7 @@ func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.E
 		}
 	}
 	if fromPool {
-		s.fill(b)
+		s.fill(b, false)
 	}
 	block, requests, err := s.finalise(b)
 	if err != nil {

@@ -394,12 +394,7 @@ func (s *Sequencer) loop() {
 			}
 			return
 		case c := <-s.cmds:
-			// Commands find the block they act on open and the sealed
-			// state flushed, as they did before sealing moved ahead.
-			err := s.settleDisk()
-			if err == nil && s.blk == nil {
-				err = s.openNext(nil)
-			}
+			err := s.beforeCommand()
 			if err == nil {
 				err = c.run()
 			}
@@ -425,6 +420,21 @@ func (s *Sequencer) loop() {
 		}
 		timer.Reset(time.Until(due().Add(-s.leadFor(s.nextIndex()))))
 	}
+}
+
+// beforeCommand readies the open block for a command: commands find it
+// open, the sealed state flushed (as before sealing moved ahead) and
+// everything executed on it published (publishHeld).
+func (s *Sequencer) beforeCommand() error {
+	if err := s.settleDisk(); err != nil {
+		return err
+	}
+	if s.blk == nil {
+		if err := s.openNext(nil); err != nil {
+			return err
+		}
+	}
+	return s.publishHeld()
 }
 
 // fail records why the loop stops.
@@ -464,6 +474,9 @@ func (s *Sequencer) tick() error {
 	}
 	if s.blk.index >= s.mode.perBlock {
 		return s.sealAhead()
+	}
+	if opened {
+		s.prefill()
 	}
 	return nil
 }
