@@ -61,6 +61,9 @@ func (r *bigstateReport) markdown() string {
 	}
 	b.WriteString("\n")
 	p := r.Nodes["preconf"]
+	if p == nil { // -bigstate-generate-only measures nothing
+		return b.String()
+	}
 	for _, w := range slices.Sorted(func(yield func(string) bool) {
 		for k := range p.Results {
 			if !yield(k) {

@@ -79,3 +79,13 @@ func TestReadyNote(t *testing.T) {
 		}
 	}
 }
+
+// TestBigstateMarkdownGenerateOnly: a report without nodes (the
+// -bigstate-generate-only run) renders its header, no workload table.
+func TestBigstateMarkdownGenerateOnly(t *testing.T) {
+	r := &bigstateReport{Meta: bigstateMeta{Accounts: 10, Slots: 20}, Nodes: map[string]*bigstateNode{}}
+	md := r.markdown()
+	if !strings.Contains(md, "10 accounts, 20 storage slots") || strings.Contains(md, "eth_getBalance") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}
