@@ -273,8 +273,9 @@ func (s *Sequencer) firstFlashblock() error { return s.build(!s.mode.manual, tru
 
 // preconfirm is manual mining's flashblock: it pre-confirms what the pool
 // has ready (and the deposits injected since), in a block re-opened at the
-// current time when it has no transaction yet, and publishes nothing when
-// nothing was ready.
+// current time when it has no transaction yet (on an OP-stack chain its
+// flashblock 0 with the deposits, then flashblock 1), and publishes nothing
+// when nothing was ready.
 func (s *Sequencer) preconfirm() error {
 	deposits := s.depositsQueued()
 	if s.pool.Len() == 0 && !deposits {
@@ -288,7 +289,15 @@ func (s *Sequencer) preconfirm() error {
 			return err
 		}
 	}
-	return s.build(true, false)
+	if err := s.build(true, false); err != nil {
+		return err
+	}
+	if s.op != nil && s.blk.index == 1 {
+		// That was an OP-stack block's flashblock 0, its deposits alone:
+		// what is ready goes out now in flashblock 1, not an interval later.
+		return s.build(true, false)
+	}
+	return nil
 }
 
 // build fills the open block from the pool (when fill is set) and publishes

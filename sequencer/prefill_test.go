@@ -103,3 +103,28 @@ func TestSingleFlashblockBlocks(t *testing.T) {
 		t.Errorf("status %d", got)
 	}
 }
+
+// TestManualPreconfirmOPStack: under manual mining a pre-confirmation that
+// re-opens an OP-stack block publishes its flashblock 0 (the deposit alone)
+// and, at once, flashblock 1 with the transactions ready, not an interval
+// later.
+func TestManualPreconfirmOPStack(t *testing.T) {
+	h := newHarnessWith(t, "", nil, Config{Manual: true, Interval: testInterval})
+	defer h.chain.Close()
+	s := h.seq
+	if err := s.openNext(nil); err != nil { // as Start does
+		t.Fatal(err)
+	}
+	if err := s.firstFlashblock(); err != nil {
+		t.Fatal(err)
+	}
+	s.set.clock.offset += 100 // the open block is older than now: the pre-confirmation re-opens it
+	tx := h.transfer(0, common.Address{0x01}, 1)
+	if err := s.preconfirm(); err != nil {
+		t.Fatal(err)
+	}
+	snap := h.src.Current()
+	if !h.preconfirmed(tx) || snap.Index != 1 || snap.Block().Transactions()[0].Type() != types.DepositTxType {
+		t.Errorf("after one pre-confirmation: transfer pre-confirmed %v in flashblock %d; want it in flashblock 1 after the deposit", h.preconfirmed(tx), snap.Index)
+	}
+}
