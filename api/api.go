@@ -4,6 +4,8 @@
 package api
 
 import (
+	"sync/atomic"
+
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
@@ -18,15 +20,16 @@ var Version = "preconf/v0.1.0"
 type API struct {
 	chain       Backend
 	pending     *pending.Source
-	cache       readCache        // memoised signer and tip suggestion (api/fees.go)
-	readers     readerCache      // the last state reader opened (api/blockref.go)
-	hashes      hashCache        // hashes of the last headers compared (api/blockref.go)
-	snapReaders snapshotReaders  // read cache of the current pending snapshot (api/readcache.go)
-	engine      *simulate.Engine // eth_call & co. (api/call.go)
-	logLimits   LogLimits        // eth_getLogs caps (api/logs.go)
-	op          bool             // an OP-stack chain: op-geth's transaction and receipt fields
-	callDefault ethjson.BlockRef // eth_call's block when omitted (api/defaults.go)
-	poolNonces  PoolNonces       // pool nonces at "pending" (api/nonce.go)
+	cache       readCache                 // memoised signer and tip suggestion (api/fees.go)
+	readers     readerCache               // the last state reader opened (api/blockref.go)
+	hashes      hashCache                 // hashes of the last headers compared (api/blockref.go)
+	head        atomic.Pointer[headEntry] // the head block's view (api/blocks.go)
+	snapReaders snapshotReaders           // read cache of the current pending snapshot (api/readcache.go)
+	engine      *simulate.Engine          // eth_call & co. (api/call.go)
+	logLimits   LogLimits                 // eth_getLogs caps (api/logs.go)
+	op          bool                      // an OP-stack chain: op-geth's transaction and receipt fields
+	callDefault ethjson.BlockRef          // eth_call's block when omitted (api/defaults.go)
+	poolNonces  PoolNonces                // pool nonces at "pending" (api/nonce.go)
 }
 
 // New returns the API over a chain and (optionally) a pending source.

@@ -19,6 +19,9 @@ type blockView struct {
 	block *types.Block
 	hash  common.Hash       // block.Hash(); for pending, the hash of the block as built so far
 	snap  *pending.Snapshot // non-nil for the pending block
+	// header, when set, is a copy of the block's header made once for
+	// every read of the view (the head's: headView), never changed.
+	header *types.Header
 }
 
 // receipts are the block's receipts (the snapshot's for the pending block).
@@ -72,9 +75,9 @@ func (a *API) resolveBlock(ref ethjson.BlockRef) (*blockView, error) {
 		if snap := a.pendingSnapshot(); snap != nil {
 			return a.pendingView(snap), nil
 		}
-		b = a.headBlock()
+		return a.headView(), nil
 	case ref.Tag == ethjson.TagLatest:
-		b = a.headBlock()
+		return a.headView(), nil
 	case ref.Tag == ethjson.TagSafe, ref.Tag == ethjson.TagFinalized:
 		h, err := a.header(ref)
 		if err != nil {
@@ -92,8 +95,36 @@ func (a *API) resolveBlock(ref ethjson.BlockRef) (*blockView, error) {
 	return &blockView{block: b, hash: b.Hash()}, nil
 }
 
-func (a *API) headBlock() *types.Block {
-	return a.chain.BlockByNumber(a.chain.Head().Number.Uint64())
+// headView is the head block's view, built once per head (nil when the
+// head block is not found). Polling "latest" is the commonest block read
+// (viem's watchBlocks, ethers' block polling, the bench's workload), and
+// each one looked the head up by number in the database and copied its
+// header: 1.6 KB and three collections per 3 s at 82k reads/s, with a p99
+// twice the other reads' (go run ./bench, eth_getBlockByNumber).
+func (a *API) headView() *blockView {
+	h := a.chain.Head()
+	if h == nil { // a follower before its first head
+		return nil
+	}
+	if e := a.head.Load(); e != nil && e.head == h {
+		return e.view
+	}
+	b := a.chain.BlockByNumber(h.Number.Uint64())
+	if b == nil {
+		return nil
+	}
+	v := &blockView{block: b, hash: b.Hash(), header: b.Header()}
+	if v.hash == a.hashes.of(h) { // not a block that replaced h since
+		a.head.Store(&headEntry{head: h, view: v})
+	}
+	return v
+}
+
+// headEntry is the cached view of the block whose header the chain gave as
+// its head (Backend.Head returns the same pointer until the head moves).
+type headEntry struct {
+	head *types.Header
+	view *blockView
 }
 
 // numberParam decodes a required block-number selector (no hashes).
@@ -170,7 +201,7 @@ func (a *API) blockResult(p rpc.Params, ref ethjson.BlockRef) (any, error) {
 	if fullTx {
 		size = 2048 + 1024*len(v.block.Transactions())
 	}
-	opt := ethjson.BlockOptions{FullTx: fullTx, Pending: v.snap != nil}
+	opt := ethjson.BlockOptions{FullTx: fullTx, Pending: v.snap != nil, Header: v.header}
 	if txs := v.block.Transactions(); fullTx && len(txs) > 0 && txs[0].IsDepositTx() {
 		opt.Receipts = v.receipts(a) // deposits' nonces
 	}
@@ -245,7 +276,7 @@ func (a *API) headerHandler(sel selector) rpc.Handler {
 		if v == nil || err != nil {
 			return nil, err
 		}
-		opt := ethjson.BlockOptions{HeaderOnly: true, Pending: v.snap != nil}
+		opt := ethjson.BlockOptions{HeaderOnly: true, Pending: v.snap != nil, Header: v.header}
 		return json.RawMessage(ethjson.AppendBlock(make([]byte, 0, 1536), v.block, v.hash, opt, nil)), nil
 	}
 }

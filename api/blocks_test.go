@@ -463,3 +463,31 @@ func TestPreconfirmedWithoutReceipt(t *testing.T) {
 		t.Errorf("receipt = %s, want null", got)
 	}
 }
+
+// TestLatestFollowsTheHead: "latest" answers from a view cached per head:
+// byte for byte the block by number, with hashes or transaction objects
+// and as a header, the first time and from the cache, and again after the
+// head moves (here a rewind, which replaces the head pointer).
+func TestLatestFollowsTheHead(t *testing.T) {
+	f := newReadsFixture(t)
+	header := f.api.headerHandler(numberParam)
+	for _, n := range []uint64{4, 2} {
+		if n < f.chain.Head().Number.Uint64() {
+			if err := f.chain.SetHead(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		num := fmt.Sprintf(`"0x%x"`, n)
+		for _, full := range []string{"false", "true"} {
+			want := mustCall(t, f.api.getBlockByNumber, num, full)
+			for i := range 2 {
+				if got := mustCall(t, f.api.getBlockByNumber, `"latest"`, full); got != want {
+					t.Errorf("head %d, full %s, read %d: latest\n%s\nwant\n%s", n, full, i, got, want)
+				}
+			}
+		}
+		if got, want := mustCall(t, header, `"latest"`), mustCall(t, header, num); got != want {
+			t.Errorf("head %d: latest header\n%s\nwant\n%s", n, got, want)
+		}
+	}
+}
