@@ -289,12 +289,13 @@ func (s *Sequencer) preconfirm() error {
 			return err
 		}
 	}
+	alone := s.depositsAlone(s.blk)
 	if err := s.build(true, false); err != nil {
 		return err
 	}
-	if s.op != nil && s.blk.index == 1 {
-		// That was an OP-stack block's flashblock 0, its deposits alone:
-		// what is ready goes out now in flashblock 1, not an interval later.
+	if alone {
+		// That flashblock held the deposits alone: what is ready goes
+		// out now in flashblock 1, not an interval later.
 		return s.build(true, false)
 	}
 	return nil

@@ -31,14 +31,12 @@ func (s *Sequencer) depositsAlone(b *openBlock) bool {
 }
 
 // prefill executes the pool's candidates on the open block after its
-// deposits-only flashblock 0 was published, holding them for flashblock 1
-// (b.held), and hashes them. It is bounded by the tick's fill deadline
-// like any fill.
+// deposits-only flashblock 0 was published (tick calls it when
+// depositsAlone held for that flashblock, on a timed schedule: flashblock
+// 1 follows), holding them for flashblock 1 (b.held), and hashes them. It
+// is bounded by the tick's fill deadline like any fill.
 func (s *Sequencer) prefill() {
 	b := s.blk
-	if s.op == nil || s.mode.manual || b.index != 1 || b.index >= s.mode.perBlock {
-		return
-	}
 	start := time.Now()
 	defer func() { b.heldTook += time.Since(start) }()
 	stale, invalid := s.fill(b, true)

@@ -451,10 +451,12 @@ func (s *Sequencer) tick() error {
 		return s.rollover() // a longer block than the schedule's (interval mining changed)
 	}
 	opened := s.blk == nil // sealed ahead: this is the boundary
+	alone := false         // the boundary's flashblock holds the deposits alone: prefill follows
 	if opened {
 		if err := s.openNext(nil); err != nil {
 			return err
 		}
+		alone = s.depositsAlone(s.blk)
 		if err := s.firstFlashblock(); err != nil {
 			return err
 		}
@@ -475,7 +477,7 @@ func (s *Sequencer) tick() error {
 	if s.blk.index >= s.mode.perBlock {
 		return s.sealAhead()
 	}
-	if opened {
+	if alone {
 		s.prefill()
 	}
 	return nil
