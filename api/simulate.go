@@ -102,13 +102,14 @@ func appendSimResult(b []byte, blocks []*simulate.BlockResult, fullTx bool) []by
 		var signer types.Signer
 		if fullTx {
 			s := &senderSigner{Signer: types.HomesteadSigner{}, from: make(map[*types.Transaction]common.Address, len(r.Senders))}
-			for j, tx := range r.Block.Transactions() {
+			for j, tx := range r.Txs {
 				s.from[tx] = r.Senders[j]
 			}
 			signer = s
 		}
-		hash, calls, time := r.Hash, r.Calls, r.Block.Time()
-		b = ethjson.AppendBlock(b, r.Block, hash, ethjson.BlockOptions{FullTx: fullTx, Header: r.Header(), Size: r.Size,
+		hash, calls, time := r.Hash, r.Calls, r.Header().Time
+		parts := ethjson.BlockParts{Header: r.Header(), Txs: r.Txs, Withdrawals: r.Withdrawals, Size: r.Size}
+		b = ethjson.AppendParts(b, parts, hash, ethjson.BlockOptions{FullTx: fullTx,
 			Calls: func(b []byte) []byte { return appendCallResults(b, calls, hash, time) }}, signer)
 	}
 	return append(b, ']')

@@ -30,15 +30,35 @@ type BlockOptions struct {
 	Calls func(b []byte) []byte
 }
 
-// AppendBlock writes the RPC block object. go-ethereum builds it as a map,
-// so its keys come out sorted; they are written here in that order. hash is
-// the block's hash (used for the "hash" field and the location of full
-// transaction objects).
+// BlockParts are what a block object is written from: a block's header and
+// body, for a caller that holds them without a types.Block.
+type BlockParts struct {
+	Header      *types.Header
+	Txs         types.Transactions
+	Uncles      []*types.Header
+	Withdrawals types.Withdrawals // nil: no withdrawals member
+	Size        uint64            // the block's RLP size (unused with HeaderOnly)
+}
+
+// AppendBlock writes the RPC block object of block. hash is the block's hash
+// (used for the "hash" field and the location of full transaction objects).
 func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOptions, signer types.Signer) []byte {
-	h := opt.Header
-	if h == nil {
-		h = block.Header()
+	p := BlockParts{Header: opt.Header, Txs: block.Transactions(), Uncles: block.Uncles(),
+		Withdrawals: block.Withdrawals(), Size: opt.Size}
+	if p.Header == nil {
+		p.Header = block.Header()
 	}
+	if p.Size == 0 && !opt.HeaderOnly {
+		p.Size = block.Size()
+	}
+	return AppendParts(b, p, hash, opt, signer)
+}
+
+// AppendParts writes the RPC block object of p (opt's Header and Size are
+// not read). go-ethereum builds it as a map, so its keys come out sorted;
+// they are written here in that order.
+func AppendParts(b []byte, p BlockParts, hash common.Hash, opt BlockOptions, signer types.Signer) []byte {
+	h := p.Header
 	e := Encoder{Buf: b}
 	e.Open()
 	if h.BaseFee != nil {
@@ -66,7 +86,7 @@ func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOption
 	} else {
 		e.Hash("hash", hash)
 	}
-	e.Bytes("logsBloom", h.Bloom[:])
+	e.Bloom("logsBloom", &h.Bloom)
 	if opt.Pending {
 		e.Null("miner")
 	} else {
@@ -89,11 +109,7 @@ func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOption
 	}
 	e.Hash("sha3Uncles", h.UncleHash)
 	if !opt.HeaderOnly {
-		size := opt.Size
-		if size == 0 {
-			size = block.Size()
-		}
-		e.U64("size", size)
+		e.U64("size", p.Size)
 	}
 	if h.SlotNumber != nil {
 		e.U64("slotNumber", *h.SlotNumber)
@@ -103,12 +119,12 @@ func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOption
 	if !opt.HeaderOnly && !opt.NoTxs {
 		e.Key("transactions")
 		e.Buf = append(e.Buf, '[')
-		for i, tx := range block.Transactions() {
+		for i, tx := range p.Txs {
 			if i > 0 {
 				e.Buf = append(e.Buf, ',')
 			}
 			if opt.FullTx {
-				loc := BlockLoc(block, hash, i)
+				loc := HeaderLoc(h, hash, i)
 				if i < len(opt.Receipts) {
 					loc.Receipt = opt.Receipts[i]
 				}
@@ -130,7 +146,7 @@ func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOption
 	}
 	e.Key("uncles")
 	e.Buf = append(e.Buf, '[')
-	for i, u := range block.Uncles() {
+	for i, u := range p.Uncles {
 		if i > 0 {
 			e.Buf = append(e.Buf, ',')
 		}
@@ -138,7 +154,7 @@ func AppendBlock(b []byte, block *types.Block, hash common.Hash, opt BlockOption
 		e.Buf = AppendHexBytes(e.Buf, uh[:])
 	}
 	e.Buf = append(e.Buf, ']')
-	if ws := block.Withdrawals(); ws != nil {
+	if ws := p.Withdrawals; ws != nil {
 		e.Key("withdrawals")
 		e.Buf = appendWithdrawals(e.Buf, ws)
 	}

@@ -12,8 +12,10 @@ import (
 	"encoding/hex"
 	"math/big"
 	"strconv"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 )
 
 // Encoder appends a JSON object to Buf without reflection. The RPC objects
@@ -58,6 +60,22 @@ func (e *Encoder) Big(name string, v *big.Int) { e.Key(name); e.Buf = AppendBig(
 func (e *Encoder) Bytes(name string, v []byte) { e.Key(name); e.Buf = AppendHexBytes(e.Buf, v) }
 
 func (e *Encoder) Hash(name string, h common.Hash) { e.Key(name); e.Buf = AppendHexBytes(e.Buf, h[:]) }
+
+// zeroBloomHex is an empty bloom's hex, the logsBloom of every block and
+// receipt without logs: copied rather than hex-encoded (512 digits).
+var zeroBloomHex = "0x" + strings.Repeat("0", 2*types.BloomByteLength)
+
+// Bloom writes a logs bloom.
+func (e *Encoder) Bloom(name string, b *types.Bloom) {
+	e.Key(name)
+	if *b == (types.Bloom{}) {
+		e.Buf = append(e.Buf, '"')
+		e.Buf = append(e.Buf, zeroBloomHex...)
+		e.Buf = append(e.Buf, '"')
+		return
+	}
+	e.Buf = AppendHexBytes(e.Buf, b[:])
+}
 
 func (e *Encoder) Addr(name string, a common.Address) {
 	e.Key(name)

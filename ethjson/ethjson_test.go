@@ -336,6 +336,22 @@ func TestHexEncodings(t *testing.T) {
 	}
 }
 
+// The empty bloom's shortcut writes what hex encoding does.
+func TestBloomEncoding(t *testing.T) {
+	var some types.Bloom
+	some.Add([]byte("topic"))
+	for _, b := range []types.Bloom{{}, some} {
+		var e Encoder
+		e.Open()
+		e.Bloom("logsBloom", &b)
+		e.Close()
+		want, _ := json.Marshal(map[string]types.Bloom{"logsBloom": b})
+		if string(e.Buf) != string(want) {
+			t.Errorf("got %s\nwant %s", e.Buf, want)
+		}
+	}
+}
+
 func BenchmarkAppendReceipt(b *testing.B) {
 	tx, _ := types.SignNewTx(testKey, testSigner, &types.DynamicFeeTx{ChainID: testChainID, GasTipCap: big.NewInt(2), GasFeeCap: big.NewInt(100), Gas: 30000, To: &testTo})
 	r := &types.Receipt{Status: 1, GasUsed: 21000, Logs: []*types.Log{{Address: testTo, Topics: []common.Hash{{1}, {2}}, Data: make([]byte, 64)}}}

@@ -61,7 +61,7 @@ func AppendReceipt(b []byte, r *types.Receipt, tx *types.Transaction, loc Loc, s
 	}
 	e.Key("logs")
 	e.Buf = AppendLogs(e.Buf, r.Logs, loc.BlockHash, loc.Time)
-	e.Bytes("logsBloom", r.Bloom[:])
+	e.Bloom("logsBloom", &r.Bloom)
 	if op && r.OperatorFeeScalar != nil {
 		e.U64("operatorFeeConstant", *r.OperatorFeeConstant)
 		e.U64("operatorFeeScalar", *r.OperatorFeeScalar)

@@ -29,6 +29,12 @@ func BlockLoc(b *types.Block, hash common.Hash, index int) Loc {
 	return Loc{BlockHash: hash, Number: b.NumberU64(), Time: b.Time(), Index: uint64(index), BaseFee: b.BaseFee()}
 }
 
+// HeaderLoc is the location of the index-th transaction of the block of
+// header h. Its BaseFee is h's (AppendTx only reads it).
+func HeaderLoc(h *types.Header, hash common.Hash, index int) Loc {
+	return Loc{BlockHash: hash, Number: h.Number.Uint64(), Time: h.Time, Index: uint64(index), BaseFee: h.BaseFee}
+}
+
 // effectiveGasPrice is min(tip + baseFee, feeCap) for fee-market
 // transactions, the gas price for the others.
 func effectiveGasPrice(tx *types.Transaction, baseFee *big.Int) *big.Int {

@@ -7,6 +7,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rlp"
 )
 
@@ -27,38 +28,79 @@ type headerEncoder struct {
 
 var headerEncoders = sync.Pool{New: func() any { return &headerEncoder{kc: crypto.NewKeccakState()} }}
 
-// hashAndSize returns block's hash and RLP size; header is block's header
-// (the caller's, not a copy). The size is 0 where it is not derived here
-// (blob transactions, whose sidecars Transaction.Size counts, or
-// withdrawals): the block is asked then.
-func hashAndSize(header *types.Header, block *types.Block) (hash common.Hash, size uint64) {
+// hashAndSize returns the hash and RLP size of the block of header, txs and
+// withdrawals (nil before Shanghai); header is the block's own. Blob
+// transactions (whose sidecars Transaction.Size counts) and withdrawals,
+// which eth_simulateV1 only has when a request overrides them, are sized
+// from a types.Block.
+func hashAndSize(header *types.Header, txs types.Transactions, withdrawals types.Withdrawals) (hash common.Hash, size uint64) {
 	he := headerEncoders.Get().(*headerEncoder)
 	defer headerEncoders.Put(he)
 	he.buf.Reset()
 	if err := header.EncodeRLP(&he.buf); err != nil {
-		return block.Hash(), 0
+		b := types.NewBlockWithHeader(header).WithBody(types.Body{Transactions: txs, Withdrawals: withdrawals})
+		return b.Hash(), b.Size()
 	}
 	he.kc.Reset()
 	he.kc.Write(he.buf.Bytes())
 	he.kc.Read(hash[:])
 
-	if len(block.Withdrawals()) > 0 {
-		return hash, 0
+	blockSize := func() uint64 {
+		return types.NewBlockWithHeader(header).WithBody(types.Body{Transactions: txs, Withdrawals: withdrawals}).Size()
 	}
-	var txs uint64
-	for _, tx := range block.Transactions() {
+	if len(withdrawals) > 0 {
+		return hash, blockSize()
+	}
+	var n uint64
+	for _, tx := range txs {
 		switch tx.Type() {
 		case types.BlobTxType:
-			return hash, 0
+			return hash, blockSize()
 		case types.LegacyTxType:
-			txs += tx.Size() // an RLP list in the block's list
+			n += tx.Size() // an RLP list in the block's list
 		default:
-			txs += rlp.ListSize(tx.Size()) // an RLP string of type byte and payload; its header is sized as a list's
+			n += rlp.ListSize(tx.Size()) // an RLP string of type byte and payload; its header is sized as a list's
 		}
 	}
-	size = uint64(he.buf.Len()) + rlp.ListSize(txs) + rlp.ListSize(0) // header, transactions, no uncles
-	if block.Withdrawals() != nil {
+	size = uint64(he.buf.Len()) + rlp.ListSize(n) + rlp.ListSize(0) // header, transactions, no uncles
+	if withdrawals != nil {
 		size += rlp.ListSize(0)
 	}
 	return hash, rlp.ListSize(size)
+}
+
+// zeroRootBlock sets in header the roots and bloom types.NewBlock would
+// derive from txs, receipts and withdrawals, without building the block
+// (which deep-copies the header): the block of the zero-root mode is its
+// header and body. It returns the withdrawals the block holds.
+func zeroRootBlock(header *types.Header, txs types.Transactions, receipts types.Receipts, withdrawals types.Withdrawals,
+	cfg *params.ChainConfig, hasher types.ListHasher) (types.Withdrawals, error) {
+	header.TxHash, header.ReceiptHash, header.Bloom = types.EmptyTxsHash, types.EmptyReceiptsHash, types.Bloom{}
+	if len(txs) > 0 {
+		header.TxHash = types.DeriveSha(txs, hasher)
+	}
+	if len(receipts) > 0 {
+		header.ReceiptHash = types.DeriveSha(receipts, hasher)
+		header.Bloom = types.MergeBloom(receipts) // MakeReceipt set each receipt's
+	}
+	header.UncleHash = types.EmptyUncleHash
+	switch {
+	case cfg.HasOptimismWithdrawalsRoot(header.Time):
+		// Isthmus: the header's root is the L2-to-L1 message passer's
+		// storage root, set by the caller; the block has no withdrawals.
+		if len(withdrawals) > 0 {
+			return nil, &Error{Code: CodeInvalidParams, Msg: "withdrawals are not allowed on this OP-stack chain"}
+		}
+		return types.Withdrawals{}, nil
+	case withdrawals == nil:
+		header.WithdrawalsHash = nil
+		return nil, nil
+	case len(withdrawals) == 0:
+		header.WithdrawalsHash = &types.EmptyWithdrawalsHash
+		return types.Withdrawals{}, nil
+	default:
+		h := types.DeriveSha(withdrawals, hasher)
+		header.WithdrawalsHash = &h
+		return withdrawals, nil
+	}
 }

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"bytes"
+	"errors"
 	"math/big"
 	"testing"
 
@@ -45,16 +46,15 @@ func TestHashAndSizeMatchBlock(t *testing.T) {
 		txs         []*types.Transaction
 		shanghai    bool
 		withdrawals []*types.Withdrawal
-		sized       bool
 	}{
-		{"empty, pre-Shanghai", nil, false, nil, true},
-		{"empty", nil, true, nil, true},
-		{"one transfer", []*types.Transaction{dynamic(0)}, true, nil, true},
-		{"every type but blobs", []*types.Transaction{legacy, dynamic(0), dynamic(100), accessList, setCode}, true, nil, true},
-		{"long list", many, true, nil, true},
-		{"legacy, pre-Shanghai", []*types.Transaction{legacy, legacy}, false, nil, true},
-		{"blob: asks the block", []*types.Transaction{blob}, true, nil, false},
-		{"withdrawals: ask the block", nil, true, []*types.Withdrawal{{Index: 1, Amount: 2}}, false},
+		{"empty, pre-Shanghai", nil, false, nil},
+		{"empty", nil, true, nil},
+		{"one transfer", []*types.Transaction{dynamic(0)}, true, nil},
+		{"every type but blobs", []*types.Transaction{legacy, dynamic(0), dynamic(100), accessList, setCode}, true, nil},
+		{"long list", many, true, nil},
+		{"legacy, pre-Shanghai", []*types.Transaction{legacy, legacy}, false, nil},
+		{"blob: sized by the block", []*types.Transaction{blob}, true, nil},
+		{"withdrawals: sized by the block", nil, true, []*types.Withdrawal{{Index: 1, Amount: 2}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := &types.Body{Transactions: tc.txs}
@@ -62,19 +62,82 @@ func TestHashAndSizeMatchBlock(t *testing.T) {
 				body.Withdrawals = append(types.Withdrawals{}, tc.withdrawals...)
 			}
 			block := types.NewBlock(header(tc.shanghai), body, nil, trie.NewStackTrie(nil), params.TestChainConfig)
-			hash, size := hashAndSize(block.Header(), block)
+			hash, size := hashAndSize(block.Header(), block.Transactions(), block.Withdrawals())
 			if hash != block.Hash() {
 				t.Errorf("hash %x, block's %x", hash, block.Hash())
-			}
-			if !tc.sized {
-				if size != 0 {
-					t.Errorf("size %d, want 0 (not derived)", size)
-				}
-				return
 			}
 			if size != block.Size() {
 				t.Errorf("size %d, block's %d", size, block.Size())
 			}
 		})
 	}
+}
+
+// zeroRootBlock sets the header types.NewBlock would build: same hash, same
+// withdrawals, on an Ethereum and an OP-stack (Isthmus) configuration.
+func TestZeroRootBlockMatchesNewBlock(t *testing.T) {
+	to := common.HexToAddress("0xc2")
+	tx := func(nonce uint64) *types.Transaction {
+		return types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(1337), Nonce: nonce, To: &to, Gas: 50000,
+			GasFeeCap: big.NewInt(0), GasTipCap: big.NewInt(0)})
+	}
+	receipt := func(logs int) *types.Receipt {
+		r := &types.Receipt{Type: types.DynamicFeeTxType, Status: types.ReceiptStatusSuccessful, CumulativeGasUsed: 21000}
+		for i := 0; i < logs; i++ {
+			r.Logs = append(r.Logs, &types.Log{Address: to, Topics: []common.Hash{{byte(i + 1)}}, Data: []byte{byte(i)}})
+		}
+		r.Bloom = types.CreateBloom(r)
+		return r
+	}
+	zero := uint64(0)
+	op := *params.TestChainConfig
+	op.Optimism = &params.OptimismConfig{EIP1559Elasticity: 6, EIP1559Denominator: 50}
+	op.BedrockBlock, op.RegolithTime, op.CanyonTime, op.EcotoneTime = big.NewInt(0), &zero, &zero, &zero
+	op.FjordTime, op.GraniteTime, op.HoloceneTime, op.IsthmusTime = &zero, &zero, &zero, &zero
+	passerRoot := common.Hash{0x77}
+	header := func(cfg *params.ChainConfig) *types.Header {
+		excess, used := uint64(0), uint64(0)
+		h := &types.Header{Number: big.NewInt(5), Time: 100, GasLimit: 30_000_000, Difficulty: new(big.Int), BaseFee: big.NewInt(7),
+			ExcessBlobGas: &excess, BlobGasUsed: &used, ParentBeaconRoot: &common.Hash{9}, RequestsHash: &types.EmptyRequestsHash}
+		if cfg.Optimism != nil {
+			h.WithdrawalsHash = &passerRoot
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name        string
+		cfg         *params.ChainConfig
+		txs         types.Transactions
+		receipts    types.Receipts
+		withdrawals types.Withdrawals
+	}{
+		{"empty", params.TestChainConfig, nil, nil, types.Withdrawals{}},
+		{"pre-Shanghai body", params.TestChainConfig, types.Transactions{tx(0)}, types.Receipts{receipt(0)}, nil},
+		{"two with logs", params.TestChainConfig, types.Transactions{tx(0), tx(1)}, types.Receipts{receipt(2), receipt(1)}, types.Withdrawals{}},
+		{"withdrawals", params.TestChainConfig, types.Transactions{tx(0)}, types.Receipts{receipt(0)}, types.Withdrawals{{Index: 1, Amount: 2}}},
+		{"isthmus", &op, types.Transactions{tx(0)}, types.Receipts{receipt(1)}, types.Withdrawals{}},
+		{"isthmus, empty", &op, nil, nil, types.Withdrawals{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := types.NewBlock(header(tc.cfg), &types.Body{Transactions: tc.txs, Withdrawals: tc.withdrawals}, tc.receipts, trie.NewStackTrie(nil), tc.cfg)
+			h := header(tc.cfg)
+			ws, err := zeroRootBlock(h, tc.txs, tc.receipts, tc.withdrawals, tc.cfg, listHashers.Get().(*listHasher))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Hash() != want.Hash() {
+				t.Errorf("header %+v\nwant %+v", h, want.Header())
+			}
+			if (ws == nil) != (want.Withdrawals() == nil) || len(ws) != len(want.Withdrawals()) {
+				t.Errorf("withdrawals %v, block's %v", ws, want.Withdrawals())
+			}
+		})
+	}
+	t.Run("isthmus with withdrawals", func(t *testing.T) {
+		_, err := zeroRootBlock(header(&op), nil, nil, types.Withdrawals{{Index: 1}}, &op, listHashers.Get().(*listHasher))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeInvalidParams {
+			t.Errorf("err = %v, want code %d", err, CodeInvalidParams)
+		}
+	})
 }

@@ -71,21 +71,28 @@ type CallResult struct {
 	Error      *CallError
 }
 
-// BlockResult is one simulated block.
+// BlockResult is one simulated block: its header and body, without a
+// types.Block (which would copy the header).
 type BlockResult struct {
-	Block   *types.Block
-	Calls   []CallResult
-	Senders []common.Address // by transaction index
-	// Hash is Block's hash; Size, when not zero, its RLP size (both
-	// derived from one encoding of the header: blockenc.go).
+	Txs         types.Transactions
+	Withdrawals types.Withdrawals // nil before Shanghai
+	Calls       []CallResult
+	Senders     []common.Address // by transaction index
+	// Hash and Size are the block's hash and RLP size (derived from one
+	// encoding of the header: blockenc.go).
 	Hash   common.Hash
 	Size   uint64
-	header *types.Header // Block's header (shared, read-only)
+	header *types.Header // the block's header (shared, read-only)
 }
 
-// Header is the block's header, shared: read it, never change it (Block's
-// Header() is a copy).
+// Header is the block's header, shared: read it, never change it.
 func (r *BlockResult) Header() *types.Header { return r.header }
+
+// Block is the result as a types.Block (built on each call: for callers that
+// need one, such as tests).
+func (r *BlockResult) Block() *types.Block {
+	return types.NewBlockWithHeader(r.header).WithBody(types.Body{Transactions: r.Txs, Withdrawals: r.Withdrawals})
+}
 
 // Base is what a simulation starts from.
 type Base struct {
@@ -460,9 +467,11 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		body.Withdrawals = *b.BlockOverrides.Withdrawals
 	}
 	if s.e.opts.Roots == RootCompute {
-		if res.Block, err = s.e.chain.Engine().FinalizeAndAssemble(ctx, chain, header, db, body, receipts); err != nil {
+		block, err := s.e.chain.Engine().FinalizeAndAssemble(ctx, chain, header, db, body, receipts)
+		if err != nil {
 			return nil, err
 		}
+		res.header, res.Txs, res.Withdrawals = block.Header(), block.Transactions(), block.Withdrawals()
 	} else {
 		s.e.chain.Engine().Finalize(chain, header, db, body)
 		header.Root = common.Hash{}
@@ -470,22 +479,14 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 			header.WithdrawalsHash = s.withdrawalsRoot(db)
 		}
 		lh := listHashers.Get().(*listHasher)
-		res.Block = types.NewBlock(header, body, receipts, lh, cfg)
+		res.Withdrawals, err = zeroRootBlock(header, txs, receipts, body.Withdrawals, cfg, lh)
 		listHashers.Put(lh)
-		if len(body.Withdrawals) == 0 {
-			// The block's header is header with the roots and bloom
-			// types.NewBlock derived (an empty withdrawals list hashes to
-			// EmptyWithdrawalsHash, set by headers): take them instead of
-			// another deep copy.
-			header.TxHash, header.ReceiptHash = res.Block.TxHash(), res.Block.ReceiptHash()
-			header.UncleHash, header.Bloom = res.Block.UncleHash(), res.Block.Bloom()
-			res.header = header
+		if err != nil {
+			return nil, err
 		}
+		res.header, res.Txs = header, txs
 	}
-	if res.header == nil {
-		res.header = res.Block.Header()
-	}
-	res.Hash, res.Size = hashAndSize(res.header, res.Block)
+	res.Hash, res.Size = hashAndSize(res.header, res.Txs, res.Withdrawals)
 	hash := res.Hash
 	for i := range res.Calls {
 		for _, l := range res.Calls[i].Logs {

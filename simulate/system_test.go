@@ -210,7 +210,7 @@ func TestCreate2DeployerAtCanyon(t *testing.T) {
 				}
 				native, evm := run(false, RootCompute), run(true, RootCompute)
 				for i := range native {
-					if n, e := native[i].Block.Root(), evm[i].Block.Root(); n != e {
+					if n, e := native[i].Header().Root, evm[i].Header().Root; n != e {
 						t.Errorf("block %d (time %d): state root with direct system calls %s, in the EVM %s", i, tc.times[i], n, e)
 					}
 				}
