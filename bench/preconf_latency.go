@@ -45,6 +45,10 @@ type latencyOptions struct {
 	Rate     float64       `json:"rate_per_s"`
 	Duration time.Duration `json:"sustained_ns"`
 	Window   int           `json:"window_per_sender"`
+	// Chain is the sequencer's genesis: "l1" (the bench genesis, a
+	// plain-Ethereum dev chain) or "op" (the OP-stack dev chain, the node's
+	// default).
+	Chain string `json:"chain"`
 }
 
 var latencyOpts latencyOptions
@@ -55,6 +59,7 @@ func addLatencyFlags(fs *flag.FlagSet) {
 	fs.IntVar(&latencyOpts.Txs, "latency-txs", 500, "(a) transactions measured")
 	fs.Float64Var(&latencyOpts.Rate, "latency-rate", 50, "(a) send rate, transactions per second")
 	fs.DurationVar(&latencyOpts.Duration, "latency-duration", 10*time.Second, "(b) measuring time")
+	fs.StringVar(&latencyOpts.Chain, "latency-chain", "l1", "the sequencer's chain: l1 (the bench genesis, plain Ethereum) or op (the OP-stack dev chain, preconf's default)")
 	fs.IntVar(&latencyOpts.Window, "latency-window", 256, "(b) transactions each of the ten senders keeps in flight (enough to fill 30M-gas blocks with transfers)")
 }
 
@@ -94,7 +99,21 @@ func measureLatency(o options, log io.Writer) (*latencyReport, error) {
 	if lo.Txs <= 0 || lo.Rate <= 0 || lo.Duration <= 0 || lo.Window <= 0 {
 		return nil, errors.New("-latency-txs, -latency-rate, -latency-duration and -latency-window must be positive")
 	}
-	_, _, n, stop, err := sequencingNode(o, log, "preconf-latency-")
+	gen := writeGenesis
+	switch lo.Chain {
+	case "l1":
+	case "op":
+		gen = func(path string) error {
+			g, err := chain.DevL2Genesis()
+			if err != nil {
+				return err
+			}
+			return writeGenesisFile(path, g)
+		}
+	default:
+		return nil, fmt.Errorf("-latency-chain %q: want l1 or op", lo.Chain)
+	}
+	_, _, n, stop, err := sequencingNodeWith(o, log, "preconf-latency-", gen)
 	if err != nil {
 		return nil, err
 	}
@@ -436,7 +455,11 @@ func cmpErr(first, err error) error {
 func (r *latencyReport) markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## preconf pre-confirmation latency (%s, %s)\n\n", r.Version, r.Started.Format(time.RFC3339))
-	fmt.Fprintf(&b, "(a) %d transfers sent at %.0f/s with eth_sendRawTransaction (200 ms flashblocks):\n\n", r.Sent, r.Options.Rate)
+	chainName := "the bench genesis, a plain-Ethereum dev chain"
+	if r.Options.Chain == "op" {
+		chainName = "the OP-stack dev chain"
+	}
+	fmt.Fprintf(&b, "(a) %d transfers sent at %.0f/s with eth_sendRawTransaction (%s; 200 ms flashblocks, 2 s blocks):\n\n", r.Sent, r.Options.Rate, chainName)
 	b.WriteString("| send → | p50 | p99 | max |\n|---|---:|---:|---:|\n")
 	fmt.Fprintf(&b, "| newFlashblockTransactions notification | %s | %s | %s |\n", fmtDur(r.NotifyP50), fmtDur(r.NotifyP99), fmtDur(r.NotifyMax))
 	fmt.Fprintf(&b, "| eth_getTransactionReceipt returns it (1 ms polling) | %s | %s | %s |\n\n", fmtDur(r.VisibleP50), fmtDur(r.VisibleP99), fmtDur(r.VisibleMax))

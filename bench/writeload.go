@@ -14,8 +14,9 @@ package main
 //     reads eth_getBalance(sender, "pending") — balances that change in
 //     every flashblock — and its p50/p99/max are reported.
 //   - Flashblock punctuality: the arrival times of the /flashblocks feed's
-//     messages during the window; each interval's deviation from 200 ms and
-//     how many fall outside ±20 ms.
+//     messages during the window; each interval's deviation from the
+//     schedule's (200 ms; 100 ms into flashblocks 0 and 1 on the OP-stack
+//     chain) and how many fall outside ±20 ms.
 //   - Built → readable: the sequencer's own histogram
 //     preconf_sequencer_built_to_readable_seconds (end of a flashblock's
 //     execution → its snapshot readable, WAL fsync included), the difference
@@ -111,14 +112,15 @@ type writeStep struct {
 	Preconfirmed int     `json:"preconfirmed"`
 	PerSecond    float64 `json:"preconfirmed_per_s"`
 	Backlog      int     `json:"backlog"`
-	// Flashblocks seen in the window and their intervals' deviation from 200 ms.
+	// Flashblocks seen in the window and their intervals' deviation from the
+	// schedule's (scheduledInterval).
 	Flashblocks int           `json:"flashblocks"`
 	DevP50      time.Duration `json:"interval_dev_p50_ns"`
 	DevP99      time.Duration `json:"interval_dev_p99_ns"`
 	DevMax      time.Duration `json:"interval_dev_max_ns"`
 	Late        int           `json:"intervals_outside_20ms"`
 	// Long and Short count those intervals by the index (in its block) of
-	// the flashblock that ended them, longer or shorter than 200 ms: where
+	// the flashblock that ended them, longer or shorter than scheduled: where
 	// in the block time is lost.
 	Long  map[uint64]int `json:"intervals_over_20ms_long_by_index,omitempty"`
 	Short map[uint64]int `json:"intervals_over_20ms_short_by_index,omitempty"`
@@ -440,7 +442,7 @@ func writeWindow(addr string, fw *feedWatcher, reqs, reads [][]byte, rate float6
 		st.Flashblocks++
 		st.Preconfirmed += m.txs
 		if i > 0 {
-			dev := m.at.Sub(fbs[i-1].at) - flashblockInterval
+			dev := m.at.Sub(fbs[i-1].at) - scheduledInterval(wo.Chain == "op", m.index)
 			off := &st.Long
 			if dev < 0 {
 				dev, off = -dev, &st.Short
@@ -476,6 +478,17 @@ func writeWindow(addr string, fw *feedWatcher, reqs, reads [][]byte, rate float6
 	st.OnTime = st.Late == 0 && st.Flashblocks >= int(d/flashblockInterval)-1 &&
 		st.SendLagMax < flashblockInterval && st.Backlog <= 0
 	return st, nil
+}
+
+// scheduledInterval is the sequencer's interval before a flashblock of
+// index i (sequencer/schedule.go): on the OP-stack chain the flashblocks
+// after 0 are published half an interval before their grid points, so the
+// intervals into flashblocks 0 and 1 are half ones.
+func scheduledInterval(op bool, i uint64) time.Duration {
+	if op && i <= 1 {
+		return flashblockInterval / 2
+	}
+	return flashblockInterval
 }
 
 func (st writeStep) summary() string {

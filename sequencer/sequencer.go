@@ -366,9 +366,10 @@ func (s *Sequencer) Err() error {
 // every block time (manual mining: never), and between them the commands
 // handed over by do.
 //
-// Flashblock k is published on a fixed phase, at start + k×interval: its
-// tick fires that flashblock's expected work earlier (lead), and a late one
-// does not shift the rest. A tick more than an interval late is skipped
+// Flashblock k is published on a fixed phase, at start + k×interval (or
+// half an interval before it: schedule.go): its tick fires that
+// flashblock's expected work earlier (lead), and a late one does not shift
+// the rest. A tick more than an interval late is skipped
 // (no burst). A block's content is final with its last flashblock, so its
 // seal follows that publication (sealAhead) and the boundary tick only
 // opens the next block and publishes its first flashblock; the disk work
@@ -384,8 +385,8 @@ func (s *Sequencer) loop() {
 		ticks = nil
 	}
 	phase := time.Now()
-	k := int64(1) // the flashblock due next, at phase + k×interval
-	due := func() time.Time { return phase.Add(time.Duration(k) * interval) }
+	k := int64(1) // the grid point of the flashblock due next, phase + k×interval
+	due := func() time.Time { return phase.Add(time.Duration(k)*interval - s.early()) }
 	for {
 		select {
 		case <-s.quit:
@@ -408,6 +409,7 @@ func (s *Sequencer) loop() {
 		}
 		start := time.Now()
 		s.fillBy = start.Add(interval / 4)
+		early := s.early()
 		err := s.tick()
 		if err != nil {
 			s.fail(err)
@@ -416,7 +418,8 @@ func (s *Sequencer) loop() {
 		s.fillBy = time.Time{}
 		s.learnLead(start)
 		now := time.Now()
-		for k++; due().Add(interval).Before(now); k++ { // a whole interval behind: skip it, do not burst
+		k = s.nextGridPoint(k, early)
+		for ; due().Add(interval).Before(now); k++ { // a whole interval behind: skip it, do not burst
 		}
 		timer.Reset(time.Until(due().Add(-s.leadFor(s.nextIndex()))))
 	}
@@ -447,7 +450,7 @@ func (s *Sequencer) tick() error {
 	if s.mode.manual {
 		return s.preconfirm()
 	}
-	if s.blk != nil && s.blk.index >= s.mode.perBlock {
+	if s.blk != nil && s.blk.index > s.finalIndex() {
 		return s.rollover() // a longer block than the schedule's (interval mining changed)
 	}
 	opened := s.blk == nil // sealed ahead: this is the boundary
@@ -474,7 +477,7 @@ func (s *Sequencer) tick() error {
 			return err
 		}
 	}
-	if s.blk.index >= s.mode.perBlock {
+	if s.blk.index > s.finalIndex() {
 		return s.sealAhead()
 	}
 	if alone {
@@ -556,7 +559,7 @@ func (s *Sequencer) rotateFlushed() error {
 
 // nextIndex is the index of the flashblock the next tick publishes.
 func (s *Sequencer) nextIndex() uint64 {
-	if s.mode.manual || s.blk == nil || s.blk.index >= s.mode.perBlock {
+	if s.mode.manual || s.blk == nil || s.blk.index > s.finalIndex() {
 		return 0
 	}
 	return s.blk.index
