@@ -30,7 +30,7 @@ var (
 )
 
 func addDocsFlags(fs *flag.FlagSet) {
-	fs.BoolVar(&allParts, "all", false, "run every part in one run: the peer comparison, -writeload (with -writeload-search), -follow and -bigstate")
+	fs.BoolVar(&allParts, "all", false, "run every part in one run: the peer comparison, -writeload (with -writeload-search; and on the OP-stack chain), -preconf-latency on the OP-stack chain, -follow and -bigstate")
 	fs.BoolVar(&writeDocs, "write-docs", false, "replace the generated sections of docs/bench.md and README.md with this run's tables")
 }
 
@@ -97,6 +97,18 @@ func runAll(o options, args []string, stdout, log io.Writer) int {
 			defer func() { writeloadOpts = saved }()
 			writeloadOpts.Chain, writeloadOpts.Search = "op", false
 			rep, err := measureWriteload(o, log)
+			if err != nil {
+				return nil, "", err
+			}
+			return rep, rep.markdown(), nil
+		}},
+		// Send → visible on the OP-stack dev chain, preconf's default
+		// (its flashblock schedule: sequencer/schedule.go).
+		{"latency-op", "pre-confirmation latency, OP-stack dev chain", func() (any, string, error) {
+			saved := latencyOpts
+			defer func() { latencyOpts = saved }()
+			latencyOpts.Chain = "op"
+			rep, err := measureLatency(o, log)
 			if err != nil {
 				return nil, "", err
 			}
