@@ -495,6 +495,26 @@ func BenchmarkSimulateThreeBlocksPendingZero(b *testing.B) {
 	benchmarkThreeBlocks(b, `"pending"`)
 }
 
+// BenchmarkSimulateThreeBlocksParallel runs the 3-block bundle on every P
+// at once, as the node serves concurrent requests: ns/op is wall time per
+// request over all of them (CPU per request is about that × GOMAXPROCS).
+func BenchmarkSimulateThreeBlocksParallel(b *testing.B) {
+	e := newPendingEnv(b, simulate.RootZero)
+	p := rpc.Params{json.RawMessage(simThreeBlocks), json.RawMessage(`"latest"`)}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var buf []byte
+		for pb.Next() {
+			out, err := e.api.simulateV1(context.Background(), p)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			buf = out.(rpc.Appender).AppendJSON(buf[:0])
+		}
+	})
+}
+
 func benchmarkThreeBlocks(b *testing.B, ref string) {
 	e := newPendingEnv(b, simulate.RootZero)
 	p := rpc.Params{json.RawMessage(simThreeBlocks), json.RawMessage(ref)}
