@@ -21,8 +21,8 @@ func TestDeployThenUse(t *testing.T) {
 // What works with cast, as the README says: cast reads the nonce at
 // "latest", which lags pre-confirmed transactions, so a script passes
 // --nonce from `cast nonce --block pending`: twice in a row with waits
-// (cast send prints the pre-confirmed receipt), and as an --async chain of
-// consecutive nonces.
+// (cast send prints the pre-confirmed receipt), as an --async chain of
+// consecutive nonces, and twice with --sync.
 func TestCastPendingNonce(t *testing.T) {
 	n := slowNode(t)
 	cast := castBin(t)
@@ -64,6 +64,18 @@ func TestCastPendingNonce(t *testing.T) {
 	}
 	if got := pendingNonce(); got != start+5 {
 		t.Fatalf("pending nonce %d after five sends from %d", got, start)
+	}
+	// --sync (eth_sendRawTransactionSync) prints the pre-confirmed receipt
+	// from the one call; with the pending nonce, twice in a row.
+	for i := range uint64(2) {
+		nonce := strconv.FormatUint(start+5+i, 10)
+		out := run(t, cast, append([]string{"send", "--sync", "--private-key", key, "--nonce", nonce, to, "--value", "1"}, rpcURL...))
+		if !regexpLine(out, "status", "1 (success)") {
+			t.Fatalf("--sync send %d (nonce %s) did not succeed:\n%s", i, nonce, out)
+		}
+	}
+	if got := pendingNonce(); got != start+7 {
+		t.Fatalf("pending nonce %d after seven sends from %d", got, start)
 	}
 	if out := strings.TrimSpace(run(t, cast, append([]string{"nonce", from}, rpcURL...))); out != strconv.FormatUint(start, 10) {
 		t.Fatalf("cast nonce (latest) = %s: something was sealed during the test, or latest counts pre-confirmed transactions", out)
