@@ -100,15 +100,16 @@ func appendSimResult(b []byte, blocks []*simulate.BlockResult, fullTx bool) []by
 			b = append(b, ',')
 		}
 		var signer types.Signer
+		parts := ethjson.BlockParts{Header: r.Header(), TxHashes: r.TxHashes, Withdrawals: r.Withdrawals, Size: r.Size}
 		if fullTx {
+			parts.Txs = r.Transactions()
 			s := &senderSigner{Signer: types.HomesteadSigner{}, from: make(map[*types.Transaction]common.Address, len(r.Senders))}
-			for j, tx := range r.Txs {
+			for j, tx := range parts.Txs {
 				s.from[tx] = r.Senders[j]
 			}
 			signer = s
 		}
 		hash, calls, time := r.Hash, r.Calls, r.Header().Time
-		parts := ethjson.BlockParts{Header: r.Header(), Txs: r.Txs, Withdrawals: r.Withdrawals, Size: r.Size}
 		b = ethjson.AppendParts(b, parts, hash, ethjson.BlockOptions{FullTx: fullTx,
 			Calls: func(b []byte) []byte { return appendCallResults(b, calls, hash, time) }}, signer)
 	}

@@ -33,8 +33,11 @@ type BlockOptions struct {
 // BlockParts are what a block object is written from: a block's header and
 // body, for a caller that holds them without a types.Block.
 type BlockParts struct {
-	Header      *types.Header
-	Txs         types.Transactions
+	Header *types.Header
+	Txs    types.Transactions
+	// TxHashes, when set, are the transactions' hashes, written instead of
+	// Txs' without FullTx (a caller that has them without the transactions).
+	TxHashes    []common.Hash
 	Uncles      []*types.Header
 	Withdrawals types.Withdrawals // nil: no withdrawals member
 	Size        uint64            // the block's RLP size (unused with HeaderOnly)
@@ -119,17 +122,30 @@ func AppendParts(b []byte, p BlockParts, hash common.Hash, opt BlockOptions, sig
 	if !opt.HeaderOnly && !opt.NoTxs {
 		e.Key("transactions")
 		e.Buf = append(e.Buf, '[')
-		for i, tx := range p.Txs {
-			if i > 0 {
-				e.Buf = append(e.Buf, ',')
-			}
-			if opt.FullTx {
+		switch {
+		case opt.FullTx:
+			for i, tx := range p.Txs {
+				if i > 0 {
+					e.Buf = append(e.Buf, ',')
+				}
 				loc := HeaderLoc(h, hash, i)
 				if i < len(opt.Receipts) {
 					loc.Receipt = opt.Receipts[i]
 				}
 				e.Buf = AppendTx(e.Buf, tx, loc, signer)
-			} else {
+			}
+		case p.TxHashes != nil:
+			for i, h := range p.TxHashes {
+				if i > 0 {
+					e.Buf = append(e.Buf, ',')
+				}
+				e.Buf = AppendHexBytes(e.Buf, h[:])
+			}
+		default:
+			for i, tx := range p.Txs {
+				if i > 0 {
+					e.Buf = append(e.Buf, ',')
+				}
 				h := tx.Hash()
 				e.Buf = AppendHexBytes(e.Buf, h[:])
 			}

@@ -220,26 +220,32 @@ func bigOrZero(b *hexutil.Big) *big.Int {
 
 var zeroBig = new(big.Int)
 
+// txType is the type of the transaction the call makes: the fee and list
+// fields choose it, as in go-ethereum, and defaultType when none does.
+func (a *CallArgs) txType(defaultType byte) byte {
+	if a.GasPrice != nil {
+		return types.LegacyTxType
+	}
+	switch {
+	case a.AuthorizationList != nil || defaultType == types.SetCodeTxType:
+		return types.SetCodeTxType
+	case a.BlobHashes != nil || defaultType == types.BlobTxType:
+		return types.BlobTxType
+	case a.MaxFeePerGas != nil || defaultType == types.DynamicFeeTxType:
+		return types.DynamicFeeTxType
+	case a.AccessList != nil || defaultType == types.AccessListTxType:
+		return types.AccessListTxType
+	}
+	return types.LegacyTxType
+}
+
 // transaction builds the (unsigned) transaction the args describe, for block
 // bodies and hashes. The type follows the fields present: an authorization
 // list makes a set-code tx, blob hashes a blob tx, 1559 caps a dynamic-fee
 // tx, an access list an access-list tx, and a gas price always a legacy tx;
 // with none of them, defaultType decides.
 func (a *CallArgs) transaction(defaultType byte) *types.Transaction {
-	typ := byte(types.LegacyTxType)
-	switch {
-	case a.AuthorizationList != nil || defaultType == types.SetCodeTxType:
-		typ = types.SetCodeTxType
-	case a.BlobHashes != nil || defaultType == types.BlobTxType:
-		typ = types.BlobTxType
-	case a.MaxFeePerGas != nil || defaultType == types.DynamicFeeTxType:
-		typ = types.DynamicFeeTxType
-	case a.AccessList != nil || defaultType == types.AccessListTxType:
-		typ = types.AccessListTxType
-	}
-	if a.GasPrice != nil {
-		typ = types.LegacyTxType
-	}
+	typ := a.txType(defaultType)
 	al := types.AccessList{}
 	if a.AccessList != nil {
 		al = *a.AccessList

@@ -17,8 +17,9 @@ import (
 // into a counter, which cost as much CPU as the hash on the 3-block bench
 // bundle. The block's encoding is a list of the header's, the transactions
 // list, the (empty) uncles list and, from Shanghai, the withdrawals list;
-// the header is encoded once here, and each transaction's size is the one
-// types.Transaction caches. TestHashAndSizeMatchBlock compares both with
+// the header is encoded once here, and the transactions list's payload is
+// the caller's (the zero-root mode's encoder has it, txsPayload sums what
+// types.Transaction caches). TestHashAndSizeMatchBlock compares both with
 // types.Block's on simulated blocks of every shape the engine builds.
 
 type headerEncoder struct {
@@ -28,61 +29,59 @@ type headerEncoder struct {
 
 var headerEncoders = sync.Pool{New: func() any { return &headerEncoder{kc: crypto.NewKeccakState()} }}
 
-// hashAndSize returns the hash and RLP size of the block of header, txs and
-// withdrawals (nil before Shanghai); header is the block's own. Blob
-// transactions (whose sidecars Transaction.Size counts) and withdrawals,
-// which eth_simulateV1 only has when a request overrides them, are sized
-// from a types.Block.
-func hashAndSize(header *types.Header, txs types.Transactions, withdrawals types.Withdrawals) (hash common.Hash, size uint64) {
+// hashAndSize returns the hash and RLP size of the block of header,
+// transactions and withdrawals (nil before Shanghai); header is the block's
+// own, payload the size of the transactions list's items. When !sized (a
+// blob transaction, whose sidecar Transaction.Size would count) and with
+// withdrawals, which eth_simulateV1 only has when a request overrides them,
+// the size is a types.Block's, of the transactions txs returns.
+func hashAndSize(header *types.Header, withdrawals types.Withdrawals, payload uint64, sized bool, txs func() types.Transactions) (hash common.Hash, size uint64) {
 	he := headerEncoders.Get().(*headerEncoder)
 	defer headerEncoders.Put(he)
+	blockSize := func() uint64 {
+		return types.NewBlockWithHeader(header).WithBody(types.Body{Transactions: txs(), Withdrawals: withdrawals}).Size()
+	}
 	he.buf.Reset()
 	if err := header.EncodeRLP(&he.buf); err != nil {
-		b := types.NewBlockWithHeader(header).WithBody(types.Body{Transactions: txs, Withdrawals: withdrawals})
-		return b.Hash(), b.Size()
+		return header.Hash(), blockSize()
 	}
 	he.kc.Reset()
 	he.kc.Write(he.buf.Bytes())
 	he.kc.Read(hash[:])
-
-	blockSize := func() uint64 {
-		return types.NewBlockWithHeader(header).WithBody(types.Body{Transactions: txs, Withdrawals: withdrawals}).Size()
-	}
-	if len(withdrawals) > 0 {
+	if len(withdrawals) > 0 || !sized {
 		return hash, blockSize()
 	}
-	var n uint64
-	for _, tx := range txs {
-		switch tx.Type() {
-		case types.BlobTxType:
-			return hash, blockSize()
-		case types.LegacyTxType:
-			n += tx.Size() // an RLP list in the block's list
-		default:
-			n += rlp.ListSize(tx.Size()) // an RLP string of type byte and payload; its header is sized as a list's
-		}
-	}
-	size = uint64(he.buf.Len()) + rlp.ListSize(n) + rlp.ListSize(0) // header, transactions, no uncles
+	size = uint64(he.buf.Len()) + rlp.ListSize(payload) + rlp.ListSize(0) // header, transactions, no uncles
 	if withdrawals != nil {
 		size += rlp.ListSize(0)
 	}
 	return hash, rlp.ListSize(size)
 }
 
+// txsPayload is the size of the items of the block's transactions list;
+// false with a blob transaction.
+func txsPayload(txs types.Transactions) (n uint64, sized bool) {
+	for _, tx := range txs {
+		switch tx.Type() {
+		case types.BlobTxType:
+			return 0, false
+		case types.LegacyTxType:
+			n += tx.Size() // an RLP list in the block's list
+		default:
+			n += rlp.ListSize(tx.Size()) // an RLP string of type byte and payload; its header is sized as a list's
+		}
+	}
+	return n, true
+}
+
 // zeroRootBlock sets in header the roots and bloom types.NewBlock would
-// derive from txs, receipts and withdrawals, without building the block
-// (which deep-copies the header): the block of the zero-root mode is its
-// header and body. It returns the withdrawals the block holds.
-func zeroRootBlock(header *types.Header, txs types.Transactions, receipts types.Receipts, withdrawals types.Withdrawals,
-	cfg *params.ChainConfig, hasher types.ListHasher) (types.Withdrawals, error) {
-	header.TxHash, header.ReceiptHash, header.Bloom = types.EmptyTxsHash, types.EmptyReceiptsHash, types.Bloom{}
-	if len(txs) > 0 {
-		header.TxHash = types.DeriveSha(txs, hasher)
-	}
-	if len(receipts) > 0 {
-		header.ReceiptHash = types.DeriveSha(receipts, hasher)
-		header.Bloom = types.MergeBloom(receipts) // MakeReceipt set each receipt's
-	}
+// derive from the transactions and receipts enc holds and from
+// withdrawals, without building the block (which deep-copies the header):
+// the block of the zero-root mode is its header and body. It returns the
+// withdrawals the block holds.
+func zeroRootBlock(header *types.Header, enc *blockEncoder, withdrawals types.Withdrawals,
+	cfg *params.ChainConfig, hasher *listHasher) (types.Withdrawals, error) {
+	enc.roots(hasher, header)
 	header.UncleHash = types.EmptyUncleHash
 	switch {
 	case cfg.HasOptimismWithdrawalsRoot(header.Time):

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/trie"
@@ -62,7 +63,8 @@ func TestHashAndSizeMatchBlock(t *testing.T) {
 				body.Withdrawals = append(types.Withdrawals{}, tc.withdrawals...)
 			}
 			block := types.NewBlock(header(tc.shanghai), body, nil, trie.NewStackTrie(nil), params.TestChainConfig)
-			hash, size := hashAndSize(block.Header(), block.Transactions(), block.Withdrawals())
+			payload, sized := txsPayload(block.Transactions())
+			hash, size := hashAndSize(block.Header(), block.Withdrawals(), payload, sized, block.Transactions)
 			if hash != block.Hash() {
 				t.Errorf("hash %x, block's %x", hash, block.Hash())
 			}
@@ -77,17 +79,28 @@ func TestHashAndSizeMatchBlock(t *testing.T) {
 // withdrawals, on an Ethereum and an OP-stack (Isthmus) configuration.
 func TestZeroRootBlockMatchesNewBlock(t *testing.T) {
 	to := common.HexToAddress("0xc2")
-	tx := func(nonce uint64) *types.Transaction {
-		return types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(1337), Nonce: nonce, To: &to, Gas: 50000,
-			GasFeeCap: big.NewInt(0), GasTipCap: big.NewInt(0)})
-	}
-	receipt := func(logs int) *types.Receipt {
-		r := &types.Receipt{Type: types.DynamicFeeTxType, Status: types.ReceiptStatusSuccessful, CumulativeGasUsed: 21000}
-		for i := 0; i < logs; i++ {
-			r.Logs = append(r.Logs, &types.Log{Address: to, Topics: []common.Hash{{byte(i + 1)}}, Data: []byte{byte(i)}})
+	// a transfer with nonce and n logs
+	type sent struct{ nonce, logs int }
+	encode := func(list []sent) (*blockEncoder, types.Transactions, types.Receipts) {
+		enc := blockEncoders.Get().(*blockEncoder)
+		enc.reset()
+		var txs types.Transactions
+		var receipts types.Receipts
+		for k, c := range list {
+			nonce, gas := hexutil.Uint64(c.nonce), hexutil.Uint64(50000)
+			call := &CallArgs{ChainID: (*hexutil.Big)(big.NewInt(1337)), Nonce: &nonce, To: &to, Gas: &gas}
+			if _, typ, err := enc.addTx(call); err != nil || typ != types.DynamicFeeTxType {
+				t.Fatalf("addTx: type %d, %v", typ, err)
+			}
+			r := &types.Receipt{Type: types.DynamicFeeTxType, Status: types.ReceiptStatusSuccessful, CumulativeGasUsed: 21000 * uint64(k+1)}
+			for i := 0; i < c.logs; i++ {
+				r.Logs = append(r.Logs, &types.Log{Address: to, Topics: []common.Hash{{byte(i + 1)}}, Data: []byte{byte(i)}})
+			}
+			r.Bloom = types.CreateBloom(r)
+			enc.addReceipt(types.DynamicFeeTxType, call, nil, false, r.CumulativeGasUsed, r.Logs)
+			txs, receipts = append(txs, call.transaction(types.DynamicFeeTxType)), append(receipts, r)
 		}
-		r.Bloom = types.CreateBloom(r)
-		return r
+		return enc, txs, receipts
 	}
 	zero := uint64(0)
 	op := *params.TestChainConfig
@@ -107,21 +120,21 @@ func TestZeroRootBlockMatchesNewBlock(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		cfg         *params.ChainConfig
-		txs         types.Transactions
-		receipts    types.Receipts
+		sent        []sent
 		withdrawals types.Withdrawals
 	}{
-		{"empty", params.TestChainConfig, nil, nil, types.Withdrawals{}},
-		{"pre-Shanghai body", params.TestChainConfig, types.Transactions{tx(0)}, types.Receipts{receipt(0)}, nil},
-		{"two with logs", params.TestChainConfig, types.Transactions{tx(0), tx(1)}, types.Receipts{receipt(2), receipt(1)}, types.Withdrawals{}},
-		{"withdrawals", params.TestChainConfig, types.Transactions{tx(0)}, types.Receipts{receipt(0)}, types.Withdrawals{{Index: 1, Amount: 2}}},
-		{"isthmus", &op, types.Transactions{tx(0)}, types.Receipts{receipt(1)}, types.Withdrawals{}},
-		{"isthmus, empty", &op, nil, nil, types.Withdrawals{}},
+		{"empty", params.TestChainConfig, nil, types.Withdrawals{}},
+		{"pre-Shanghai body", params.TestChainConfig, []sent{{0, 0}}, nil},
+		{"two with logs", params.TestChainConfig, []sent{{0, 2}, {1, 1}}, types.Withdrawals{}},
+		{"withdrawals", params.TestChainConfig, []sent{{0, 0}}, types.Withdrawals{{Index: 1, Amount: 2}}},
+		{"isthmus", &op, []sent{{0, 1}}, types.Withdrawals{}},
+		{"isthmus, empty", &op, nil, types.Withdrawals{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want := types.NewBlock(header(tc.cfg), &types.Body{Transactions: tc.txs, Withdrawals: tc.withdrawals}, tc.receipts, trie.NewStackTrie(nil), tc.cfg)
+			enc, txs, receipts := encode(tc.sent)
+			want := types.NewBlock(header(tc.cfg), &types.Body{Transactions: txs, Withdrawals: tc.withdrawals}, receipts, trie.NewStackTrie(nil), tc.cfg)
 			h := header(tc.cfg)
-			ws, err := zeroRootBlock(h, tc.txs, tc.receipts, tc.withdrawals, tc.cfg, listHashers.Get().(*listHasher))
+			ws, err := zeroRootBlock(h, enc, tc.withdrawals, tc.cfg, listHashers.Get().(*listHasher))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +147,8 @@ func TestZeroRootBlockMatchesNewBlock(t *testing.T) {
 		})
 	}
 	t.Run("isthmus with withdrawals", func(t *testing.T) {
-		_, err := zeroRootBlock(header(&op), nil, nil, types.Withdrawals{{Index: 1}}, &op, listHashers.Get().(*listHasher))
+		enc, _, _ := encode(nil)
+		_, err := zeroRootBlock(header(&op), enc, types.Withdrawals{{Index: 1}}, &op, listHashers.Get().(*listHasher))
 		var e *Error
 		if !errors.As(err, &e) || e.Code != CodeInvalidParams {
 			t.Errorf("err = %v, want code %d", err, CodeInvalidParams)

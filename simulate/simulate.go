@@ -74,7 +74,7 @@ type CallResult struct {
 // BlockResult is one simulated block: its header and body, without a
 // types.Block (which would copy the header).
 type BlockResult struct {
-	Txs         types.Transactions
+	TxHashes    []common.Hash     // the transactions' hashes
 	Withdrawals types.Withdrawals // nil before Shanghai
 	Calls       []CallResult
 	Senders     []common.Address // by transaction index
@@ -83,6 +83,10 @@ type BlockResult struct {
 	Hash   common.Hash
 	Size   uint64
 	header *types.Header // the block's header (shared, read-only)
+	// txs are the block's transactions, built from calls (as executed) on
+	// first use: the zero-root mode encodes them without types.Transaction.
+	txs   types.Transactions
+	calls []CallArgs
 }
 
 // Header is the block's header, shared: read it, never change it.
@@ -91,7 +95,19 @@ func (r *BlockResult) Header() *types.Header { return r.header }
 // Block is the result as a types.Block (built on each call: for callers that
 // need one, such as tests).
 func (r *BlockResult) Block() *types.Block {
-	return types.NewBlockWithHeader(r.header).WithBody(types.Body{Transactions: r.Txs, Withdrawals: r.Withdrawals})
+	return types.NewBlockWithHeader(r.header).WithBody(types.Body{Transactions: r.Transactions(), Withdrawals: r.Withdrawals})
+}
+
+// Transactions are the block's transactions (built on the first call in
+// the zero-root mode; not safe for concurrent first calls).
+func (r *BlockResult) Transactions() types.Transactions {
+	if r.txs == nil && len(r.calls) > 0 {
+		r.txs = make(types.Transactions, len(r.calls))
+		for i := range r.calls {
+			r.txs[i] = r.calls[i].transaction(types.DynamicFeeTxType)
+		}
+	}
+	return r.txs
 }
 
 // Base is what a simulation starts from.
@@ -131,6 +147,7 @@ type simulator struct {
 	budget         uint64
 	transfers      bool
 	validate       bool
+	fullTx         bool
 	// queueTouched: the withdrawal / consolidation queue contract may differ
 	// from the prestate (entered by a call, overridden, or written).
 	queueTouched [2]bool
@@ -145,6 +162,9 @@ type simulator struct {
 	tracer *logTracer
 	hooked vm.StateDB
 	warm   *warmPrecompiles
+	// enc encodes each block's transactions and receipts in the zero-root
+	// mode (txenc.go); nil in the compute mode, which builds types.Block.
+	enc *blockEncoder
 }
 
 // execState is the tracer and the wrapped StateDB for executing a block.
@@ -170,10 +190,14 @@ func (e *Engine) Simulate(ctx context.Context, req *Request, base Base) ([]*Bloc
 	dl := e.watch(ctx)
 	defer dl.stop()
 	s := &simulator{dl: dl, e: e, base: base, step: base.BlockTime, budget: e.opts.GasCap,
-		transfers: req.TraceTransfers, validate: req.Validation, evmSystemCalls: e.opts.EVMSystemCalls,
+		transfers: req.TraceTransfers, validate: req.Validation, fullTx: req.ReturnFullTransactions, evmSystemCalls: e.opts.EVMSystemCalls,
 		sys: newDeferredWrites(e.opts.Roots == RootZero)}
 	if s.step == 0 {
 		s.step = DefaultBlockTime
+	}
+	if e.opts.Roots != RootCompute {
+		s.enc = blockEncoders.Get().(*blockEncoder)
+		defer blockEncoders.Put(s.enc)
 	}
 	if s.budget == 0 {
 		s.budget = math.MaxUint64
@@ -372,13 +396,19 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	var (
 		gp       = core.NewGasPool(poolGas)
 		n        = len(b.Calls)
-		txs      = make([]*types.Transaction, n)
-		receipts = make([]*types.Receipt, n)
+		enc      = s.enc
+		txs      types.Transactions // compute mode: the block's
+		receipts types.Receipts
 		res      = &own.res
 		blobGas  = &own.blobGas
 		allLogs  []*types.Log
 	)
-	res.Calls, res.Senders = make([]CallResult, n), make([]common.Address, n)
+	if enc != nil {
+		enc.reset()
+	} else {
+		txs, receipts = make(types.Transactions, n), make(types.Receipts, n)
+	}
+	res.Calls, res.Senders, res.TxHashes = make([]CallResult, n), make([]common.Address, n), make([]common.Hash, n)
 	tracer, hooked, warm := s.execState(header.Number.Uint64(), header.Time)
 	evm := vm.NewEVM(blockCtx, warm, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
 	evm.SetPrecompiles(precompiles)
@@ -397,9 +427,21 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		if err != nil {
 			return nil, err
 		}
-		tx := call.transaction(types.DynamicFeeTxType)
-		hash := tx.Hash()
-		txs[i] = tx
+		var (
+			tx   *types.Transaction
+			hash common.Hash
+			typ  byte
+		)
+		if enc != nil {
+			if hash, typ, err = enc.addTx(call); err != nil {
+				return nil, &Error{Code: CodeInvalidParams, Msg: err.Error()}
+			}
+		} else {
+			tx = call.transaction(types.DynamicFeeTxType)
+			hash = tx.Hash()
+			txs[i] = tx
+		}
+		res.TxHashes[i] = hash
 		res.Senders[i] = call.sender()
 		tracer.startTx(hash, i)
 		s.sys.beforeTx(db, res.Senders[i])
@@ -416,8 +458,13 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		} else {
 			root = db.IntermediateRoot(cfg.IsEIP158(header.Number)).Bytes()
 		}
-		receipts[i] = core.MakeReceipt(evm, result, db, header.Number, common.Hash{}, header.Time, tx, gp.CumulativeUsed(), root, cfg, tx.Nonce())
-		*blobGas += receipts[i].BlobGasUsed
+		if enc != nil {
+			logs := db.GetLogs(hash, header.Number.Uint64(), common.Hash{}, header.Time)
+			*blobGas += enc.addReceipt(typ, call, root, result.Failed(), gp.CumulativeUsed(), logs)
+		} else {
+			receipts[i] = core.MakeReceipt(evm, result, db, header.Number, common.Hash{}, header.Time, tx, gp.CumulativeUsed(), root, cfg, tx.Nonce())
+			*blobGas += receipts[i].BlobGasUsed
+		}
 		if result.UsedGas > s.budget {
 			return nil, &Error{Code: CodeServer, Msg: fmt.Sprintf("RPC gas cap exhausted: need %d, remaining %d", result.UsedGas, s.budget)}
 		}
@@ -466,12 +513,15 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if cfg.IsShanghai(header.Number, header.Time) {
 		body.Withdrawals = *b.BlockOverrides.Withdrawals
 	}
-	if s.e.opts.Roots == RootCompute {
+	res.calls = b.Calls
+	if enc == nil {
 		block, err := s.e.chain.Engine().FinalizeAndAssemble(ctx, chain, header, db, body, receipts)
 		if err != nil {
 			return nil, err
 		}
-		res.header, res.Txs, res.Withdrawals = block.Header(), block.Transactions(), block.Withdrawals()
+		res.header, res.txs, res.Withdrawals = block.Header(), block.Transactions(), block.Withdrawals()
+		payload, sized := txsPayload(res.txs)
+		res.Hash, res.Size = hashAndSize(res.header, res.Withdrawals, payload, sized, res.Transactions)
 	} else {
 		s.e.chain.Engine().Finalize(chain, header, db, body)
 		header.Root = common.Hash{}
@@ -479,14 +529,17 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 			header.WithdrawalsHash = s.withdrawalsRoot(db)
 		}
 		lh := listHashers.Get().(*listHasher)
-		res.Withdrawals, err = zeroRootBlock(header, txs, receipts, body.Withdrawals, cfg, lh)
+		res.Withdrawals, err = zeroRootBlock(header, enc, body.Withdrawals, cfg, lh)
 		listHashers.Put(lh)
 		if err != nil {
 			return nil, err
 		}
-		res.header, res.Txs = header, txs
+		res.header = header
+		res.Hash, res.Size = hashAndSize(header, res.Withdrawals, enc.payload, enc.sized, res.Transactions)
+		if s.fullTx {
+			res.Transactions() // built before the answer is written
+		}
 	}
-	res.Hash, res.Size = hashAndSize(res.header, res.Txs, res.Withdrawals)
 	hash := res.Hash
 	for i := range res.Calls {
 		for _, l := range res.Calls[i].Logs {
