@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/preconf/preconf/internal/arrival"
 )
 
 // The fast HTTP path. Profiles of the read workloads showed net/http's
@@ -61,7 +63,7 @@ func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) 
 	// Shutdown does not cancel requests in flight: they finish (Drain,
 	// whose abort reaches them through the watcher, see watch).
 	f.ctx = s.withLimits(WithTransport(context.Background(), "http"))
-	f.order = newReadyOrder(opts.IdleTimeout / 4) // order_linux.go
+	f.order = arrival.New(runtime.GOMAXPROCS(0), opts.IdleTimeout/4)
 	f.orderFrom = int64(2 * runtime.GOMAXPROCS(0))
 	f.handoff.onClose = f.shutdown
 	go srv.Serve(f.handoff) // returns when srv shuts down (it closes the listener)
@@ -85,7 +87,7 @@ func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) 
 			refuse(c)
 			continue
 		}
-		fc := &fastConn{srv: f, c: cc, raw: c, fd: -1}
+		fc := &fastConn{srv: f, c: cc, raw: c}
 		if !f.track(fc, true) {
 			cc.Close()
 			return http.ErrServerClosed
@@ -100,7 +102,7 @@ type fastServer struct {
 	ln      net.Listener
 	handoff *chanListener
 	limiter *connLimiter
-	order   *readyOrder // nil: connections wait in the netpoller
+	order   *arrival.Order // nil: connections wait in the netpoller
 	// orderFrom is the number of open connections above which they are
 	// woken in arrival order (see ordered).
 	orderFrom int64
@@ -133,7 +135,7 @@ func (f *fastServer) shutdown() {
 		return
 	}
 	close(f.done)
-	f.order.close()
+	f.order.Close()
 	f.ln.Close()
 	f.mu.Lock()
 	for c := range f.conns {
@@ -151,12 +153,12 @@ type fastConn struct {
 	c    net.Conn
 	busy atomic.Bool // answering a request (not waiting for one)
 	// ready wakes the connection when its next request may have arrived,
-	// in arrival order (readyOrder; nil: not registered, see ordered); fd
-	// is its registration, raw the accepted socket.
-	ready   chan struct{}
-	fd      int32
-	raw     net.Conn
-	drained bool // the last socket read emptied it (see Read)
+	// in arrival order (nil: not registered, see ordered); raw is the
+	// accepted socket.
+	ready      *arrival.Waiter
+	registered bool // ready was asked for (it is nil if that failed)
+	raw        net.Conn
+	drained    bool // the last socket read emptied it (see Read)
 
 	// The socket's deadlines as this goroutine last set them (see
 	// keepDeadline); zero when unknown.
@@ -186,7 +188,7 @@ func (fc *fastConn) Read(p []byte) (int, error) {
 	}
 	n, err := fc.c.Read(p)
 	// A read that did not fill p took all the socket held: whatever comes
-	// later is announced by readyOrder.
+	// later is announced by the arrival order.
 	fc.drained = n < len(p)
 	return n, err
 }
@@ -209,7 +211,7 @@ func (fc *fastConn) serve() {
 			fc.timer.Stop()
 		}
 		f.track(fc, false)
-		f.order.remove(fc.fd) // before the close: the number can be reused
+		f.order.Remove(fc.ready) // before the close: the number can be reused
 		if !handedOff {
 			fc.c.Close()
 			br.Reset(nil)
@@ -226,12 +228,10 @@ func (fc *fastConn) serve() {
 		if br.Buffered() == 0 {
 			fc.keepDeadline(&fc.readDL, idleSince, f.opts.IdleTimeout, fc.c.SetReadDeadline)
 			if fc.ordered() && fc.drained && !fc.hasStash {
-				// Wait for our turn (readyOrder), then read as before. Only
-				// when the socket was emptied: bytes that were there
+				// Wait for our turn (arrival order), then read as before.
+				// Only when the socket was emptied: bytes that were there
 				// already would announce nothing more (edge-triggered).
-				select {
-				case <-fc.ready:
-				case <-f.done:
+				if !fc.ready.Wait(f.done) {
 					return
 				}
 			}
@@ -248,8 +248,8 @@ func (fc *fastConn) serve() {
 		case headHandOff:
 			// Not ours: net/http reads this request (and the rest of the
 			// connection) from the same buffered bytes.
-			f.order.remove(fc.fd)
-			fc.fd = -1
+			f.order.Remove(fc.ready)
+			fc.ready = nil
 			fc.c.SetReadDeadline(time.Time{})
 			handedOff = f.handoff.give(&bufConn{Conn: fc.c, r: br})
 			return
@@ -280,7 +280,7 @@ func (fc *fastConn) serve() {
 }
 
 // ordered reports whether the connection waits for its turn in arrival
-// order (readyOrder), registering or unregistering it as the number of open
+// order (package arrival), registering or unregistering it as the number of open
 // connections crosses orderFrom. With no more connections than twice the
 // threads that run them there is no queue to order, and the wake-up through
 // the order's goroutine only costs: at one connection it took 0.90–0.93× the
@@ -289,12 +289,13 @@ func (fc *fastConn) serve() {
 func (fc *fastConn) ordered() bool {
 	f := fc.srv
 	want := f.order != nil && f.limiter.open.Load() > f.orderFrom
-	if want != (fc.fd >= 0) {
+	if want != fc.registered {
+		fc.registered = want
 		if want {
-			fc.ready, fc.fd = f.order.add(fc.raw)
+			fc.ready = f.order.Add(fc.raw)
 		} else {
-			f.order.remove(fc.fd)
-			fc.ready, fc.fd = nil, -1
+			f.order.Remove(fc.ready)
+			fc.ready = nil
 		}
 	}
 	return fc.ready != nil

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -312,4 +313,56 @@ func TestServeFastWebSocketHandoff(t *testing.T) {
 	if b := readBody(t, resp); b != `{"jsonrpc":"2.0","id":1,"result":2}` {
 		t.Fatalf("POST answer %s", b)
 	}
+}
+
+// Connections are answered whether they wait in arrival order (more open
+// connections than orderFrom) or in the netpoller (fewer), and across the
+// change both ways: many open, then all but one closed, then many again.
+func TestServeFastOrderedAndNot(t *testing.T) {
+	s := testServer()
+	addr, _ := startFast(t, s, HTTPOptions{})
+	type conn struct {
+		c  net.Conn
+		rw *bufio.ReadWriter
+	}
+	open := func(n int) []conn {
+		var cs []conn
+		for range n {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			cs = append(cs, conn{c, bufio.NewReadWriter(bufio.NewReader(c), bufio.NewWriter(c))})
+		}
+		return cs
+	}
+	ask := func(cs []conn, rounds int) {
+		t.Helper()
+		for r := range rounds {
+			for _, c := range cs {
+				c.rw.WriteString(post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test_echo","params":["x"]}`, r)))
+				c.rw.Flush()
+			}
+			for i, c := range cs {
+				resp, err := http.ReadResponse(c.rw.Reader, nil)
+				if err != nil {
+					t.Fatalf("round %d, conn %d of %d: %v", r, i, len(cs), err)
+				}
+				if b := readBody(t, resp); !strings.Contains(b, `"x"`) {
+					t.Fatalf("round %d, conn %d: %s", r, i, b)
+				}
+			}
+		}
+	}
+	many := open(2*runtime.GOMAXPROCS(0) + 3)
+	ask(many, 20) // ordered
+	for _, c := range many[1:] {
+		c.c.Close()
+	}
+	time.Sleep(100 * time.Millisecond) // the server sees the closes
+	ask(many[:1], 20)                  // one left: in the netpoller
+	more := append(many[:1], open(2*runtime.GOMAXPROCS(0)+3)...)
+	ask(more, 20) // ordered again, the first connection included
 }
