@@ -225,8 +225,8 @@ func TestReportMarkdown(t *testing.T) {
 	o := options{Duration: time.Second, Warmup: 0, Rounds: 2, Conns: 4, Nodes: []string{"preconf", "anvil", "geth"}}
 	r := newReport(o, []workload{{Name: "w"}})
 	for round := 0; round < 2; round++ {
-		r.add(round, "preconf", "w", loadResult{RPS: 200, P99: time.Millisecond, ServerCPU: 12300 * time.Nanosecond, ClientCPU: 9100 * time.Nanosecond}, true)
-		r.add(round, "anvil", "w", loadResult{RPS: 100, P99: 2 * time.Millisecond, ServerCPU: 24600 * time.Nanosecond, ClientCPU: 15200 * time.Nanosecond}, true)
+		r.add(round, "preconf", "w", loadResult{RPS: 200, P99: time.Millisecond, SockP99: 400 * time.Microsecond, ServerCPU: 12300 * time.Nanosecond, ClientCPU: 9100 * time.Nanosecond}, true)
+		r.add(round, "anvil", "w", loadResult{RPS: 100, P99: 2 * time.Millisecond, SockP99: 1500 * time.Microsecond, ServerCPU: 24600 * time.Nanosecond, ClientCPU: 15200 * time.Nanosecond}, true)
 	}
 	r.missing("geth", os.ErrNotExist)
 	r.summarise()
@@ -235,8 +235,10 @@ func TestReportMarkdown(t *testing.T) {
 	}
 	md := r.markdown()
 	// The CPU table: preconf, anvil, geth (none), anvil/preconf, geth/preconf
-	// (none), then the generator's with each node.
-	for _, want := range []string{"**2.00×**", "geth: **missing**", "| w |", "| w | 12.3 | 24.6 | – | 2.00× | – | 9.1 | 15.2 | – |"} {
+	// (none), then the generator's with each node. The p99 table: each
+	// node's p99 and its part in the node.
+	for _, want := range []string{"**2.00×**", "geth: **missing**", "| w |", "| w | 12.3 | 24.6 | – | 2.00× | – | 9.1 | 15.2 | – |",
+		"| w | 1.00 | 0.40 | 2.00 | 1.50 | – | – |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}

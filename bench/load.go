@@ -42,6 +42,16 @@ type loadResult struct {
 	P90        time.Duration `json:"p90_ns"`
 	P99        time.Duration `json:"p99_ns"`
 	Max        time.Duration `json:"max_ns"`
+	// SockP50 and SockP99 are the node's part of the latency: from the
+	// request's send to its answer's arrival in the client's socket (the
+	// kernel's receive time, sock_linux.go), without the time the
+	// generator took to read it. Measured on one connection in
+	// sockSample (the connections are alike in a closed loop; recvmsg
+	// and its timestamp cost the generator ~0.5 µs a read, which on every
+	// connection raised preconf's p99 by taking CPU from both sides: go
+	// run ./bench, 2 × 3 rounds each way). Zero when not measured.
+	SockP50 time.Duration `json:"sock_p50_ns,omitempty"`
+	SockP99 time.Duration `json:"sock_p99_ns,omitempty"`
 	// ServerCPU is the node's CPU time per answered request (0: unknown).
 	ServerCPU time.Duration `json:"server_cpu_per_request_ns"`
 	// ClientCPU is the load generator's own CPU time (this process, every
@@ -64,7 +74,7 @@ func runLoad(cfg loadConfig) (loadResult, error) {
 	}
 	conns := make([]*client, cfg.Conns)
 	for i := range conns {
-		c, err := dial(cfg.Addr)
+		c, err := dialSampled(cfg.Addr, i%sockSample == 0)
 		if err != nil {
 			for _, c := range conns[:i] {
 				c.close()
@@ -87,6 +97,8 @@ func runLoad(cfg loadConfig) (loadResult, error) {
 		wg       sync.WaitGroup
 		start    = make(chan struct{})
 		lats     = make([][]time.Duration, cfg.Conns)
+		socks    = make([][]time.Duration, cfg.Conns) // answer in socket − send
+		answered = make([]int, cfg.Conns)             // answers read through a sockReader
 	)
 	budget := cfg.MaxRequests
 	if budget <= 0 {
@@ -100,6 +112,10 @@ func runLoad(cfg loadConfig) (loadResult, error) {
 			defer wg.Done()
 			c := conns[w]
 			mine := make([]time.Duration, 0, perConn)
+			var sock []time.Duration
+			if c.sock != nil {
+				sock = make([]time.Duration, 0, perConn)
+			}
 			<-start
 			c.conn.SetDeadline(end.Add(10 * time.Second))
 			for i := w; ; i++ {
@@ -117,15 +133,21 @@ func runLoad(cfg loadConfig) (loadResult, error) {
 					errOnce.Do(func() { firstErr = err.Error() })
 				} else {
 					mine = append(mine, lat)
+					if c.sock != nil {
+						answered[w]++
+						if c.sock.stamp != 0 {
+							sock = append(sock, time.Duration(c.sock.stamp-now.UnixNano()))
+						}
+					}
 				}
 				if c.broken { // an I/O error or "Connection: close"
-					if c.redial(cfg.Addr) != nil {
+					if c.redial(cfg.Addr, w%sockSample == 0) != nil {
 						break
 					}
 					c.conn.SetDeadline(end.Add(10 * time.Second))
 				}
 			}
-			lats[w] = mine
+			lats[w], socks[w] = mine, sock
 		}(w)
 	}
 	cpu0, cpuErr := selfCPU()
@@ -136,11 +158,15 @@ func runLoad(cfg loadConfig) (loadResult, error) {
 	elapsed := time.Since(t0)
 	cpu1, cpuErr1 := selfCPU()
 
-	var all []time.Duration
-	for _, l := range lats {
+	var all, sock []time.Duration
+	sampled := 0
+	for w, l := range lats {
 		all = append(all, l...)
+		sock = append(sock, socks[w]...)
+		sampled += answered[w]
 	}
 	slices.Sort(all)
+	slices.Sort(sock)
 	res := loadResult{
 		Requests:   int64(len(all)),
 		Errors:     errCount.Load(),
@@ -152,6 +178,9 @@ func runLoad(cfg loadConfig) (loadResult, error) {
 	}
 	if len(all) > 0 {
 		res.Max = all[len(all)-1]
+	}
+	if len(sock) > 0 && len(sock) >= sampled*99/100 { // a stamp on (nearly) every sampled answer
+		res.SockP50, res.SockP99 = percentile(sock, 0.50), percentile(sock, 0.99)
 	}
 	if elapsed > 0 {
 		res.RPS = float64(res.Requests) / elapsed.Seconds()
@@ -191,12 +220,19 @@ func httpRequest(addr string, body []byte) []byte {
 // client is one keep-alive HTTP/1.1 connection.
 type client struct {
 	conn   net.Conn
+	sock   *sockReader // nil: reads go to conn, answers carry no receive time
 	r      *bufio.Reader
 	body   []byte
 	broken bool // the connection must be redialled
 }
 
-func dial(addr string) (*client, error) {
+// sockSample: one connection in sockSample reads through a sockReader.
+const sockSample = 8
+
+func dial(addr string) (*client, error) { return dialSampled(addr, false) }
+
+// dialSampled connects; stamped connections read through a sockReader.
+func dialSampled(addr string, stamped bool) (*client, error) {
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("load: dial %s: %w", addr, err)
@@ -207,12 +243,21 @@ func dial(addr string) (*client, error) {
 		// ports, which on this machine's range include the nodes' ports.
 		tc.SetLinger(0)
 	}
-	return &client{conn: conn, r: bufio.NewReaderSize(conn, 64<<10)}, nil
+	c := &client{conn: conn}
+	if stamped {
+		c.sock = newSockReader(conn)
+	}
+	if c.sock != nil {
+		c.r = bufio.NewReaderSize(c.sock, 64<<10)
+	} else {
+		c.r = bufio.NewReaderSize(conn, 64<<10)
+	}
+	return c, nil
 }
 
-func (c *client) redial(addr string) error {
-	c.conn.Close()
-	nc, err := dial(addr)
+func (c *client) redial(addr string, stamped bool) error {
+	c.close()
+	nc, err := dialSampled(addr, stamped)
 	if err != nil {
 		return err
 	}
@@ -224,6 +269,9 @@ func (c *client) close() { c.conn.Close() }
 
 // do sends one request and reads the response body (valid until the next call).
 func (c *client) do(req []byte) ([]byte, error) {
+	if c.sock != nil {
+		c.sock.mark()
+	}
 	if _, err := c.conn.Write(req); err != nil {
 		c.broken = true
 		return nil, err

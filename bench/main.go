@@ -359,8 +359,8 @@ func measureNode(e *env, o options, rep *report, kind nodeKind, bin string, roun
 			rep.fail(kind.Name, round, fmt.Errorf("%s: %d failed requests, first: %s", w.Name, res.Errors, res.FirstError))
 		}
 		rep.add(round, kind.Name, w.Name, res, true)
-		fmt.Fprintf(e.log, "  %-8s %-28s %9.0f req/s  p50 %6s  p99 %6s  max %7s  cpu/req %5.1fµs (generator %5.1fµs)  errors %d%s\n", kind.Name, w.Name, res.RPS,
-			fmtDur(res.P50), fmtDur(res.P99), fmtDur(res.Max), us(res.ServerCPU), us(res.ClientCPU), res.Errors, res.Runtime)
+		fmt.Fprintf(e.log, "  %-8s %-28s %9.0f req/s  p50 %6s  p99 %6s (in socket %6s)  max %7s  cpu/req %5.1fµs (generator %5.1fµs)  errors %d%s\n", kind.Name, w.Name, res.RPS,
+			fmtDur(res.P50), fmtDur(res.P99), fmtDur(res.SockP99), fmtDur(res.Max), us(res.ServerCPU), us(res.ClientCPU), res.Errors, res.Runtime)
 	}
 	return nil
 }

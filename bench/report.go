@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,9 @@ type nodeStats struct {
 	P50Ms  float64 `json:"p50_ms"`
 	P99Ms  float64 `json:"p99_ms"`
 	MaxMs  float64 `json:"max_ms"`
+	// SockP99Ms is the p99 of the node's part (send → answer in the
+	// client's socket; loadResult.SockP99), 0 when not measured.
+	SockP99Ms float64 `json:"sock_p99_ms,omitempty"`
 	// CPUUs is the node's CPU time per request in µs (0: not measured).
 	CPUUs float64 `json:"server_cpu_per_request_us"`
 	// ClientCPUUs is the load generator's CPU time per request in µs
@@ -108,7 +112,7 @@ func (r *report) summarise() {
 	for _, w := range r.Workloads {
 		s := summary{Workload: w, Nodes: map[string]*nodeStats{}, Ratio: map[string]float64{}, P99Ratio: map[string]float64{}, CPURatio: map[string]float64{}}
 		for _, n := range r.Nodes {
-			var rps, p50, p99, mx, cpu, ccpu []float64
+			var rps, p50, p99, sp99, mx, cpu, ccpu []float64
 			var errs int64
 			for _, run := range r.Runs {
 				if run.Node != n || run.Workload != w {
@@ -122,6 +126,9 @@ func (r *report) summarise() {
 				rps = append(rps, run.RPS)
 				p50 = append(p50, ms(run.P50))
 				p99 = append(p99, ms(run.P99))
+				if run.SockP99 > 0 {
+					sp99 = append(sp99, ms(run.SockP99))
+				}
 				mx = append(mx, ms(run.Max))
 				if run.ServerCPU > 0 {
 					cpu = append(cpu, us(run.ServerCPU))
@@ -133,7 +140,7 @@ func (r *report) summarise() {
 			if len(rps) == 0 && errs == 0 {
 				continue
 			}
-			s.Nodes[n] = &nodeStats{Rounds: len(rps), RPS: median(rps), P50Ms: median(p50), P99Ms: median(p99), MaxMs: median(mx), CPUUs: median(cpu), ClientCPUUs: median(ccpu), Errors: errs}
+			s.Nodes[n] = &nodeStats{Rounds: len(rps), RPS: median(rps), P50Ms: median(p50), P99Ms: median(p99), SockP99Ms: median(sp99), MaxMs: median(mx), CPUUs: median(cpu), ClientCPUUs: median(ccpu), Errors: errs}
 		}
 		if base := s.Nodes["preconf"]; base != nil && base.Rounds > 0 {
 			for n, st := range s.Nodes {
@@ -152,6 +159,44 @@ func (r *report) summarise() {
 			}
 		}
 		r.Summary = append(r.Summary, s)
+	}
+}
+
+// sockTable writes each node's p99 beside its part in the node (send →
+// answer in the client's socket), when a run measured it.
+func (r *report) sockTable(b *strings.Builder) {
+	measured := false
+	for _, s := range r.Summary {
+		for _, st := range s.Nodes {
+			measured = measured || st.SockP99Ms > 0
+		}
+	}
+	if !measured {
+		return
+	}
+	b.WriteString("\np99 (ms) as the generator measured it, and its part in the node: send → answer in the client's socket (the kernel's receive time, on one connection in " +
+		strconv.Itoa(sockSample) + "). The rest is the generator's own delay in reading the answer:\n\n| workload |")
+	for _, n := range r.Nodes {
+		fmt.Fprintf(b, " %s | %s, in socket |", n, n)
+	}
+	b.WriteString("\n|---|")
+	for range r.Nodes {
+		b.WriteString("---:|---:|")
+	}
+	b.WriteString("\n")
+	for _, s := range r.Summary {
+		fmt.Fprintf(b, "| %s |", s.Workload)
+		for _, n := range r.Nodes {
+			st := s.Nodes[n]
+			ok := st != nil && st.Rounds > 0
+			var p99, sock float64
+			if ok {
+				p99, sock = st.P99Ms, st.SockP99Ms
+			}
+			cell(b, " %.2f |", p99, ok)
+			cell(b, " %.2f |", sock, ok && sock > 0)
+		}
+		b.WriteString("\n")
 	}
 }
 
@@ -250,6 +295,7 @@ func (r *report) markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	r.sockTable(&b)
 	// The node's own CPU time per answer: independent of how much CPU the
 	// rest of the machine (load generator included) took meanwhile.
 	// The generator's own beside it: which of the two used the cores the
