@@ -243,6 +243,9 @@ func TestReportMarkdown(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
+	if got, want := r.readmeRatios(), "| w | 2.00× | 0.50× | 0.27× | — | — | — |"; !strings.Contains(got, want) {
+		t.Errorf("README ratios lack %q:\n%s", want, got)
+	}
 	dir := t.TempDir()
 	if err := r.write(dir, md); err != nil {
 		t.Fatal(err)

@@ -241,17 +241,18 @@ func (r *report) readmeRatios() string {
 	if r.Layout != "" {
 		layout = r.Layout
 	}
-	fmt.Fprintf(&b, "Latest same-run ratios (%s, %d rounds, %s; req/s of preconf ÷ peer, and p99 of preconf ÷ peer (< 1: preconf's lower); tables in docs/bench.md):\n\n", r.Started.Format("2006-01-02"), r.Options.Rounds, layout)
+	fmt.Fprintf(&b, "Latest same-run ratios (%s, %d rounds, %s; req/s of preconf ÷ peer, p99 of preconf ÷ peer (< 1: preconf's lower), "+
+		"and the same for the node's part of the p99, send → answer in the client's socket; tables in docs/bench.md):\n\n", r.Started.Format("2006-01-02"), r.Options.Rounds, layout)
 	peers := r.Nodes[1:]
 	b.WriteString("| workload |")
 	for _, p := range peers {
-		fmt.Fprintf(&b, " vs %s | p99 vs %s |", p, p)
+		fmt.Fprintf(&b, " vs %s | p99 vs %s | node's p99 vs %s |", p, p, p)
 	}
-	b.WriteString("\n|---|" + strings.Repeat("---:|---:|", len(peers)) + "\n")
+	b.WriteString("\n|---|" + strings.Repeat("---:|---:|---:|", len(peers)) + "\n")
 	for _, s := range r.Summary {
 		fmt.Fprintf(&b, "| %s |", s.Workload)
 		for _, p := range peers {
-			for _, m := range []map[string]float64{s.Ratio, s.P99Ratio} {
+			for _, m := range []map[string]float64{s.Ratio, s.P99Ratio, s.SockP99Ratio} {
 				if v, ok := m[p]; ok {
 					fmt.Fprintf(&b, " %.2f× |", v)
 				} else {

@@ -67,6 +67,8 @@ type summary struct {
 	Ratio map[string]float64 `json:"ratio_rps"`
 	// P99Ratio is preconf's median p99 over the peer's (<1: preconf lower).
 	P99Ratio map[string]float64 `json:"ratio_p99"`
+	// SockP99Ratio is the same for the node's part (SockP99Ms).
+	SockP99Ratio map[string]float64 `json:"ratio_sock_p99,omitempty"`
 	// CPURatio is the peer's CPU per request over preconf's (>1: preconf
 	// needs less CPU per answer).
 	CPURatio map[string]float64 `json:"ratio_cpu_per_request"`
@@ -110,7 +112,7 @@ func (r *report) add(round int, node, workload string, res loadResult, ok bool) 
 func (r *report) summarise() {
 	r.Summary = nil
 	for _, w := range r.Workloads {
-		s := summary{Workload: w, Nodes: map[string]*nodeStats{}, Ratio: map[string]float64{}, P99Ratio: map[string]float64{}, CPURatio: map[string]float64{}}
+		s := summary{Workload: w, Nodes: map[string]*nodeStats{}, Ratio: map[string]float64{}, P99Ratio: map[string]float64{}, SockP99Ratio: map[string]float64{}, CPURatio: map[string]float64{}}
 		for _, n := range r.Nodes {
 			var rps, p50, p99, sp99, mx, cpu, ccpu []float64
 			var errs int64
@@ -152,6 +154,9 @@ func (r *report) summarise() {
 				}
 				if st.P99Ms > 0 {
 					s.P99Ratio[n] = base.P99Ms / st.P99Ms
+				}
+				if st.SockP99Ms > 0 && base.SockP99Ms > 0 {
+					s.SockP99Ratio[n] = base.SockP99Ms / st.SockP99Ms
 				}
 				if base.CPUUs > 0 && st.CPUUs > 0 {
 					s.CPURatio[n] = st.CPUUs / base.CPUUs
