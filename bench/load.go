@@ -46,10 +46,10 @@ type loadResult struct {
 	// request's send to its answer's arrival in the client's socket (the
 	// kernel's receive time, sock_linux.go), without the time the
 	// generator took to read it. Measured on one connection in
-	// sockSample (the connections are alike in a closed loop; recvmsg
-	// and its timestamp cost the generator ~0.5 µs a read, which on every
-	// connection raised preconf's p99 by taking CPU from both sides: go
-	// run ./bench, 2 × 3 rounds each way). Zero when not measured.
+	// sockSample: the connections are alike in a closed loop, and recvmsg
+	// with its timestamp cost the generator 0.3–0.5 µs a read (go run
+	// ./bench, 2 × 3 rounds each way), which on every connection would
+	// change the instrument. Zero when not measured.
 	SockP50 time.Duration `json:"sock_p50_ns,omitempty"`
 	SockP99 time.Duration `json:"sock_p99_ns,omitempty"`
 	// ServerCPU is the node's CPU time per answered request (0: unknown).

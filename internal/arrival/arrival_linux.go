@@ -129,9 +129,8 @@ func (o *Order) Remove(w *Waiter) {
 	if !o.closed {
 		unix.EpollCtl(o.epfd, unix.EPOLL_CTL_DEL, int(w.fd), nil)
 	}
-	if w.state.Swap(busy) == woken { // its budget goes to the next
-		o.active--
-		o.next()
+	if w.state.Swap(busy) == woken { // woken, never ran
+		o.release()
 	}
 }
 
@@ -170,12 +169,17 @@ func (w *Waiter) Wait(done <-chan struct{}) bool {
 	return ok
 }
 
-// pass is a counted waiter starting to run: its budget goes to the next.
+// pass is a counted waiter starting to run.
 func (o *Order) pass() {
 	o.mu.Lock()
+	o.release()
+	o.mu.Unlock()
+}
+
+// release gives a counted waiter's budget to the next (o.mu held).
+func (o *Order) release() {
 	o.active--
 	o.next()
-	o.mu.Unlock()
 }
 
 // next wakes queued waiters while the budget allows (o.mu held).
