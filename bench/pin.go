@@ -17,13 +17,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/preconf/preconf/internal/threads"
 )
 
 // pinLayout splits the CPUs this process may use: the first quarter (at
@@ -97,33 +98,12 @@ func (l *pinLayout) pinSelf() (restore func(), err error) {
 	}, nil
 }
 
-// setAllThreads sets the affinity of every thread of this process; it goes
-// over the threads until a pass finds no new one (the runtime may start a
-// thread meanwhile).
+// setAllThreads sets the affinity of every thread of this process.
 func setAllThreads(set *unix.CPUSet) error {
-	done := map[int]bool{}
-	for pass := 0; pass < 10; pass++ {
-		ents, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			return fmt.Errorf("pin: %w", err)
-		}
-		fresh := 0
-		for _, e := range ents {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil || done[tid] {
-				continue
-			}
-			if err := unix.SchedSetaffinity(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fmt.Errorf("pin: thread %d: %w", tid, err)
-			}
-			done[tid] = true
-			fresh++
-		}
-		if fresh == 0 {
-			return nil
-		}
+	if err := threads.Each(func(tid int) error { return unix.SchedSetaffinity(tid, set) }); err != nil {
+		return fmt.Errorf("pin: %w", err)
 	}
-	return errors.New("pin: threads kept appearing")
+	return nil
 }
 
 // pinnedCommand is the node's command line, under taskset when pinned

@@ -45,6 +45,8 @@ func followFlags() []cli.Flag {
 	}
 	out = append(out, walletFlags...)
 	out = append(out, limitFlags...)
+	out = append(out, gcFlags...)
+	out = append(out, schedFlags...)
 	return append(out, simulateFlags...)
 }
 
@@ -143,6 +145,7 @@ func runFollow(c *cli.Context) error {
 	if err := applySimulateFlags(c, &cfg); err != nil {
 		return usage("%v", err)
 	}
+	applySchedFlags(c, logger) // sched.go
 	if err := applyLimitFlags(c, &cfg); err != nil {
 		return usage("%v", err)
 	}

@@ -137,6 +137,7 @@ func runNode(c *cli.Context) error {
 	if err := applySimulateFlags(c, &cfg); err != nil {
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
 	}
+	applySchedFlags(c, logger) // sched.go
 	if err := applySequencerFlags(c, &cfg); err != nil {
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
 	}
