@@ -11,7 +11,8 @@ import (
 
 // onThread runs fn on a thread of its own, which ends with it (a goroutine
 // that exits locked takes its thread along): settings made there do not
-// outlive the test.
+// outlive the test. fn runs off the test's goroutine, so it reports with
+// t.Error and returns, never t.Fatal.
 func onThread(t *testing.T, fn func(tid int)) {
 	t.Helper()
 	done := make(chan struct{})
@@ -37,11 +38,14 @@ func restore(t *testing.T) {
 	})
 }
 
+// policyOf is thread tid's policy, -1 (matching none) after reporting an
+// error; callable from onThread's fn.
 func policyOf(t *testing.T, tid int) int {
 	t.Helper()
 	p, err := Policy(tid)
 	if err != nil {
-		t.Fatalf("policy of %d: %v", tid, err)
+		t.Errorf("policy of %d: %v", tid, err)
+		return -1
 	}
 	return p
 }
@@ -94,10 +98,12 @@ func TestBatchKeepsOtherPoliciesAndNice(t *testing.T) {
 	defer restore(t)
 	onThread(t, func(tid int) {
 		if err := setPolicy(tid, unix.SCHED_IDLE); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if err := Batch(true); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if p := policyOf(t, tid); p != unix.SCHED_IDLE {
 			t.Errorf("SCHED_IDLE thread: policy %d after Batch", p)
@@ -105,10 +111,12 @@ func TestBatchKeepsOtherPoliciesAndNice(t *testing.T) {
 	})
 	onThread(t, func(tid int) {
 		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, 7); err != nil { // a thread's nice
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if err := Batch(true); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if p := policyOf(t, tid); p != unix.SCHED_BATCH {
 			t.Errorf("policy %d, want SCHED_BATCH", p)
@@ -124,7 +132,8 @@ func TestEachSeesTheCallingThread(t *testing.T) {
 	onThread(t, func(me int) {
 		found := false
 		if err := Each(func(tid int) error { found = found || tid == me; return nil }); err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return
 		}
 		if !found {
 			t.Errorf("thread %d not visited", me)
