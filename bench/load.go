@@ -141,7 +141,7 @@ func runLoad(cfg loadConfig) (loadResult, error) {
 					}
 				}
 				if c.broken { // an I/O error or "Connection: close"
-					if c.redial(cfg.Addr, w%sockSample == 0) != nil {
+					if c.redial(cfg.Addr) != nil {
 						break
 					}
 					c.conn.SetDeadline(end.Add(10 * time.Second))
@@ -244,20 +244,20 @@ func dialSampled(addr string, stamped bool) (*client, error) {
 		tc.SetLinger(0)
 	}
 	c := &client{conn: conn}
+	var src io.Reader = conn
 	if stamped {
-		c.sock = newSockReader(conn)
+		if s := newSockReader(conn); s != nil {
+			c.sock, src = s, s
+		}
 	}
-	if c.sock != nil {
-		c.r = bufio.NewReaderSize(c.sock, 64<<10)
-	} else {
-		c.r = bufio.NewReaderSize(conn, 64<<10)
-	}
+	c.r = bufio.NewReaderSize(src, 64<<10)
 	return c, nil
 }
 
-func (c *client) redial(addr string, stamped bool) error {
+// redial replaces a broken connection with a new one, read the same way.
+func (c *client) redial(addr string) error {
 	c.close()
-	nc, err := dialSampled(addr, stamped)
+	nc, err := dialSampled(addr, c.sock != nil)
 	if err != nil {
 		return err
 	}
