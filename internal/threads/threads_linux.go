@@ -58,13 +58,23 @@ func Batch(on bool) error {
 	if !on {
 		from, to = to, from
 	}
-	return Each(func(tid int) error {
-		p, err := Policy(tid)
-		if err != nil || p != from {
+	// A thread the runtime was creating while its creator was moved took
+	// the creator's old policy, and may show up only after Each's last
+	// pass; so walk again until a walk moves nothing.
+	for walk := 0; walk < 10; walk++ {
+		moved := false
+		if err := Each(func(tid int) error {
+			p, err := Policy(tid)
+			if err != nil || p != from {
+				return err
+			}
+			moved = true
+			return setPolicy(tid, to)
+		}); err != nil || !moved {
 			return err
 		}
-		return setPolicy(tid, to)
-	})
+	}
+	return errors.New("threads: threads kept escaping the policy")
 }
 
 // Policy is the scheduling policy of thread tid (unix.SCHED_*).

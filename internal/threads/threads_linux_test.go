@@ -3,11 +3,21 @@
 package threads
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// The main thread never exits (the runtime parks it when a goroutine locked
+// to it ends), so it is kept for the main goroutine: onThread's goroutines
+// then always get a thread that exits with them.
+func init() { runtime.LockOSThread() }
 
 // onThread runs fn on a thread of its own, which ends with it (a goroutine
 // that exits locked takes its thread along): settings made there do not
@@ -15,13 +25,24 @@ import (
 // t.Error and returns, never t.Fatal.
 func onThread(t *testing.T, fn func(tid int)) {
 	t.Helper()
-	done := make(chan struct{})
+	done := make(chan int)
 	go func() {
-		defer close(done)
 		runtime.LockOSThread() // never unlocked: the thread exits
-		fn(unix.Gettid())
+		tid := unix.Gettid()
+		defer func() { done <- tid }()
+		fn(tid)
 	}()
-	<-done
+	// The thread exits after its goroutine: wait until it is gone, so that
+	// a later walk over the threads does not meet it.
+	task := "/proc/self/task/" + strconv.Itoa(<-done)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(task); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still there 10 s after its goroutine ended", task)
+		}
+	}
 }
 
 // restore puts every thread back under SCHED_OTHER, and checks it did.
