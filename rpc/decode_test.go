@@ -179,6 +179,28 @@ func TestDecodeValueMatchesUnmarshal(t *testing.T) {
 	}
 }
 
+// FuzzDecodeValue: for any input, decodeValue and json.Unmarshal agree on
+// the value and the error (the plain-string shortcut skips json.Valid).
+func FuzzDecodeValue(f *testing.F) {
+	for _, seed := range []string{`"0x00000000000000000000000000000000000000aa"`, `"0x1"`, `"latest"`, ` "0x1" `, `"a\"b"`, `"\u0041"`, `"0x1`, `1`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, mk := range []func() any{
+			func() any { return new(common.Address) },
+			func() any { return new(hexutil.Big) },
+			func() any { return new(textOnly) },
+		} {
+			a, b := mk(), mk()
+			errFast := decodeValue([]byte(raw), a)
+			errSlow := json.Unmarshal([]byte(raw), b)
+			if fmt.Sprint(errFast) != fmt.Sprint(errSlow) || !reflect.DeepEqual(a, b) {
+				t.Errorf("%q into %T: fast (%v, %v), json (%v, %v)", raw, a, reflect.ValueOf(a).Elem(), errFast, reflect.ValueOf(b).Elem(), errSlow)
+			}
+		}
+	})
+}
+
 type textVal string
 
 func (t textVal) MarshalText() ([]byte, error) { return []byte(t), nil }
