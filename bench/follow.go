@@ -42,6 +42,9 @@ type followOptions struct {
 	Enabled     bool `json:"-"`
 	Flashblocks int  `json:"flashblocks"`
 	Txs         int  `json:"txs_per_flashblock"`
+	// (b): pairs of windows, one on each node, and a window's length.
+	Pairs  int           `json:"pairs"`
+	Window time.Duration `json:"window_ns"`
 }
 
 var followOpts followOptions
@@ -51,6 +54,8 @@ func addFollowFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&followOpts.Enabled, "follow", false, "run the follow-mode workloads instead: (a) flashblock → visible on a follower, (b) follower vs sequencer pending reads/s")
 	fs.IntVar(&followOpts.Flashblocks, "follow-flashblocks", 50, "(a) flashblocks measured")
 	fs.IntVar(&followOpts.Txs, "follow-txs", 100, "(a) transfers per flashblock")
+	fs.IntVar(&followOpts.Pairs, "follow-pairs", 12, "(b) pairs of read windows per workload, one on each node back to back, which goes first alternating")
+	fs.DurationVar(&followOpts.Window, "follow-window", time.Second, "(b) length of one read window (after -warmup)")
 }
 
 type followReport struct {
@@ -58,19 +63,26 @@ type followReport struct {
 	Host    map[string]any `json:"host"`
 	Options followOptions  `json:"options"`
 	Version string         `json:"version"`
-	Rounds  int            `json:"rounds"`
 	// ReadConns read the follower during (a) under reads and in (b).
 	ReadConns int `json:"read_conns"`
+	// Warmup precedes each (b) window.
+	Warmup time.Duration `json:"warmup_ns"`
 	// (a) idle, then while the follower serves a closed-loop read load.
 	Idle   followLatency `json:"idle"`
 	Loaded followLatency `json:"under_reads"`
 	// (a) the follower's own received → visible quantiles (follower_status)
 	InternalMs map[string]float64 `json:"internal_ms"`
 	Counters   map[string]uint64  `json:"counters"`
-	// (b) medians over rounds, and each round's follower/sequencer ratio.
+	// (b) each node's median window (by req/s), each pair's
+	// follower/sequencer req/s and CPU per request.
 	Sequencer map[string]loadResult `json:"sequencer"`
 	Follower  map[string]loadResult `json:"follower"`
 	Ratios    map[string][]float64  `json:"ratios"`
+	CPURatios map[string][]float64  `json:"cpu_ratios"`
+	// (b) the CPU the node not being read used meanwhile (cores, median
+	// round): the sequencer keeps building flashblocks and the follower
+	// keeps applying them, so each measurement shares the cores with both.
+	OtherCores map[string]float64 `json:"other_cores"`
 }
 
 // followLatency is one run of -follow-flashblocks batches.
@@ -101,8 +113,8 @@ func runFollowBench(o options, stdout, log io.Writer, docs func(...docSection) i
 
 func measureFollow(o options, log io.Writer) (*followReport, error) {
 	fo := followOpts
-	if fo.Flashblocks <= 0 || fo.Txs <= 0 {
-		return nil, fmt.Errorf("-follow-flashblocks and -follow-txs must be positive")
+	if fo.Flashblocks <= 0 || fo.Txs <= 0 || fo.Pairs <= 0 || fo.Window <= 0 {
+		return nil, fmt.Errorf("-follow-flashblocks, -follow-txs, -follow-pairs and -follow-window must be positive")
 	}
 	e, bin, seq, stop, err := sequencingNode(o, log, "preconf-follow-")
 	if err != nil {
@@ -118,8 +130,8 @@ func measureFollow(o options, log io.Writer) (*followReport, error) {
 		return nil, err
 	}
 	defer fol.stop()
-	rep := &followReport{Started: time.Now().UTC(), Host: hostInfo(), Options: fo, Version: seq.version(), Rounds: o.Rounds, ReadConns: o.Conns,
-		Sequencer: map[string]loadResult{}, Follower: map[string]loadResult{}, Ratios: map[string][]float64{}}
+	rep := &followReport{Started: time.Now().UTC(), Host: hostInfo(), Options: fo, Version: seq.version(), ReadConns: o.Conns, Warmup: o.Warmup,
+		Sequencer: map[string]loadResult{}, Follower: map[string]loadResult{}, Ratios: map[string][]float64{}, CPURatios: map[string][]float64{}, OtherCores: map[string]float64{}}
 
 	seqFeed, err := watchFeed(seq.addr)
 	if err != nil {
@@ -160,8 +172,8 @@ func measureFollow(o options, log io.Writer) (*followReport, error) {
 	}
 	rep.InternalMs, rep.Counters = st.LatencyMs, st.Counters
 
-	fmt.Fprintf(log, "(b) pending reads, %s each, %d conns, %d rounds\n", o.Duration, o.Conns, o.Rounds)
-	if err := followReads(rep, o, seq.addr, fol.addr, log); err != nil {
+	fmt.Fprintf(log, "(b) pending reads, %d pairs of %s windows, %d conns\n", fo.Pairs, fo.Window, o.Conns)
+	if err := followReads(rep, o, fo, seq, fol, log); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -244,46 +256,80 @@ func flashblockRun(seqAddr, folAddr string, seqFeed, folFeed *feedWatcher, s *se
 	return fl, nil
 }
 
-// followReads measures pending reads on both nodes, alternating which goes
-// first, for o.Rounds rounds; the report keeps the median round by req/s.
-func followReads(rep *followReport, o options, seqAddr, folAddr string, log io.Writer) error {
+// followReads measures pending reads on both nodes in pairs of short
+// windows, one on each node back to back, alternating which goes first.
+// Short paired windows because this machine's cost of loopback I/O drifts
+// in spells of seconds (docs/bench.md, "How it measures"): two 3 s windows
+// apart by 3.5 s fell in different spells often enough to move a 3-round
+// median by 2 %, while the two nodes run the same read path.
+func followReads(rep *followReport, o options, fo followOptions, seq, fol *runningNode, log io.Writer) error {
 	nodes := []struct {
-		name, addr string
-		into       map[string]loadResult
-	}{{"sequencer", seqAddr, rep.Sequencer}, {"follower", folAddr, rep.Follower}}
+		name        string
+		node, other *runningNode
+		into        map[string]loadResult
+	}{{"sequencer", seq, fol, rep.Sequencer}, {"follower", fol, seq, rep.Follower}}
 	for _, w := range []workload{balance("pending"), storage("pending")} {
 		all := map[string][]loadResult{}
-		for round := range o.Rounds {
-			got := map[string]float64{}
+		others := map[string][]float64{}
+		for pair := range fo.Pairs {
+			got := map[string]loadResult{}
 			for k := range nodes {
-				n := nodes[(k+round)%len(nodes)]
-				cfg := loadConfig{Addr: n.addr, Conns: o.Conns, Duration: o.Warmup, MaxRequests: o.MaxRequests, Bodies: w.Bodies, Check: checkCalls(1)}
-				if o.Warmup > 0 {
-					if _, err := runLoad(cfg); err != nil {
-						return err
-					}
-				}
-				cfg.Duration = o.Duration
-				res, err := runLoad(cfg)
+				n := nodes[(k+pair)%len(nodes)]
+				res, other, err := readWindow(o, fo, n.node, n.other, w)
 				if err != nil {
-					return err
-				}
-				if res.Errors > 0 {
-					return fmt.Errorf("%s %s: %d errors, first: %s", n.name, w.Name, res.Errors, res.FirstError)
+					return fmt.Errorf("%s %s: %w", n.name, w.Name, err)
 				}
 				all[n.name] = append(all[n.name], res)
-				got[n.name] = res.RPS
-				fmt.Fprintf(log, "  %-9s %-26s %9.0f req/s  p50 %6s  p99 %6s\n", n.name, w.Name, res.RPS, fmtDur(res.P50), fmtDur(res.P99))
+				others[n.name] = append(others[n.name], other)
+				got[n.name] = res
+				fmt.Fprintf(log, "  %-9s %-26s %9.0f req/s  p50 %6s  p99 %6s  CPU %5.1f µs/req  other node %.2f cores\n", n.name, w.Name, res.RPS,
+					fmtDur(res.P50), fmtDur(res.P99), us(res.ServerCPU), other)
 			}
-			rep.Ratios[w.Name] = append(rep.Ratios[w.Name], got["follower"]/got["sequencer"])
+			f, s := got["follower"], got["sequencer"]
+			rep.Ratios[w.Name] = append(rep.Ratios[w.Name], f.RPS/s.RPS)
+			if f.ServerCPU > 0 && s.ServerCPU > 0 {
+				rep.CPURatios[w.Name] = append(rep.CPURatios[w.Name], float64(f.ServerCPU)/float64(s.ServerCPU))
+			}
 		}
 		for _, n := range nodes {
 			rs := all[n.name]
 			slices.SortFunc(rs, func(a, b loadResult) int { return cmp.Compare(a.RPS, b.RPS) })
 			n.into[w.Name] = rs[len(rs)/2]
+			rep.OtherCores[n.name+" "+w.Name] = median(others[n.name])
 		}
 	}
 	return nil
+}
+
+// readWindow warms up, then measures w on node for one window: the result
+// with node's CPU per request, and the cores the other node used meanwhile.
+func readWindow(o options, fo followOptions, node, other *runningNode, w workload) (loadResult, float64, error) {
+	cfg := loadConfig{Addr: node.addr, Conns: o.Conns, Duration: o.Warmup, MaxRequests: o.MaxRequests, Bodies: w.Bodies, Check: checkCalls(1)}
+	if o.Warmup > 0 {
+		if _, err := runLoad(cfg); err != nil {
+			return loadResult{}, 0, err
+		}
+	}
+	cfg.Duration = fo.Window
+	cpu0, ok0 := node.cpuTime()
+	oth0, okO0 := other.cpuTime()
+	res, err := runLoad(cfg)
+	if err != nil {
+		return res, 0, err
+	}
+	cpu1, ok1 := node.cpuTime()
+	oth1, okO1 := other.cpuTime()
+	if res.Errors > 0 {
+		return res, 0, fmt.Errorf("%d errors, first: %s", res.Errors, res.FirstError)
+	}
+	if ok0 && ok1 && res.Requests > 0 {
+		res.ServerCPU = (cpu1 - cpu0) / time.Duration(res.Requests)
+	}
+	var cores float64
+	if okO0 && okO1 && res.Elapsed > 0 {
+		cores = float64(oth1-oth0) / float64(res.Elapsed)
+	}
+	return res, cores, nil
 }
 
 // sequencingNode builds preconf and starts it with its sequencer (2 s
@@ -406,17 +452,44 @@ func (r *followReport) markdown() string {
 			fmtDur(run.l.VisibleMean), fmtDur(run.l.VisibleP99), run.l.Reads.RPS, fmtDur(run.l.Reads.P99))
 	}
 	fmt.Fprintf(&b, "\nfollower_status at the end (last samples): received → visible p50 %.1f ms, p99 %.1f ms, max %.1f ms.\n\n", r.InternalMs["p50"], r.InternalMs["p99"], r.InternalMs["max"])
-	fmt.Fprintf(&b, "(b) pending reads, closed loop, %d rounds alternating which node goes first (median round):\n\n", r.Rounds)
-	b.WriteString("| workload | sequencer req/s | p99 | follower req/s | p99 | follower/sequencer (median; each round) |\n|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "(b) pending reads, closed loop, %d pairs of %s windows (after %s of warm-up each), one on each node back to back, which goes first alternating; each node's median window, and the median of the pairs' follower/sequencer ratios (req/s, and node CPU per request):\n\n", r.Options.Pairs, r.Options.Window, r.Warmup)
+	b.WriteString("| workload | sequencer req/s | p99 | CPU µs/req | follower req/s | p99 | CPU µs/req | follower/sequencer req/s (median; quartiles) | follower/sequencer CPU/req |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, name := range []string{"eth_getBalance/pending", "eth_getStorageAt/pending"} {
 		s, f := r.Sequencer[name], r.Follower[name]
-		var each []string
-		for _, x := range r.Ratios[name] {
-			each = append(each, fmt.Sprintf("%.2f", x))
-		}
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %.0f | %s | **%.2f×** (%s) |\n", name, s.RPS, fmtDur(s.P99), f.RPS, fmtDur(f.P99), median(r.Ratios[name]), strings.Join(each, ", "))
+		q := r.Ratios[name]
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %.1f | %.0f | %s | %.1f | **%.3f×** (%.2f–%.2f) | %.3f× |\n", name, s.RPS, fmtDur(s.P99), us(s.ServerCPU), f.RPS, fmtDur(f.P99), us(f.ServerCPU),
+			median(q), quantile(q, 0.25), quantile(q, 0.75), median(r.CPURatios[name]))
 	}
+	fmt.Fprintf(&b, "\nThe node not being read used %.2f–%.2f of a core meanwhile (medians per node and workload).\n", minOf(r.OtherCores), maxOf(r.OtherCores))
 	return b.String()
+}
+
+// quantile is v's q-quantile by nearest rank (0 for none).
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func minOf(m map[string]float64) float64 {
+	first, out := true, 0.0
+	for _, v := range m {
+		if first || v < out {
+			first, out = false, v
+		}
+	}
+	return out
+}
+
+func maxOf(m map[string]float64) float64 {
+	out := 0.0
+	for _, v := range m {
+		out = max(out, v)
+	}
+	return out
 }
 
 // writeSideReport prints a single-node measurement's Markdown and keeps it,
