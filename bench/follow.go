@@ -259,7 +259,7 @@ func flashblockRun(seqAddr, folAddr string, seqFeed, folFeed *feedWatcher, s *se
 // followReads measures pending reads on both nodes in pairs of short
 // windows, one on each node back to back, alternating which goes first.
 // Short paired windows because this machine's cost of loopback I/O drifts
-// in spells of seconds (docs/bench.md, "How it measures"): two 3 s windows
+// in spells of seconds (docs/bench.md, "Run it", step 3): two 3 s windows
 // apart by 3.5 s fell in different spells often enough to move a 3-round
 // median by 2 %, while the two nodes run the same read path.
 func followReads(rep *followReport, o options, fo followOptions, seq, fol *runningNode, log io.Writer) error {
