@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -57,7 +56,7 @@ func (n *crashNode) start() {
 	n.starts++
 	n.cmd = exec.Command(n.bin, args...)
 	n.cmd.Stdout, n.cmd.Stderr = n.logs, n.logs
-	n.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test
+	n.cmd.SysProcAttr = childAttr() // never outlive the test
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatal(err)
 	}

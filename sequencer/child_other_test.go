@@ -1,0 +1,9 @@
+//go:build !linux
+
+package sequencer
+
+import "syscall"
+
+// childAttr: only Linux has a parent-death signal; elsewhere the test's own
+// cleanup stops the child.
+func childAttr() *syscall.SysProcAttr { return nil }
