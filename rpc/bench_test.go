@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -321,4 +322,30 @@ func BenchmarkRequestBookkeeping(b *testing.B) {
 			runtime.KeepAlive(last)
 		})
 	})
+}
+
+// BenchmarkReadHead: parsing a request head on the fast path, as the bench's
+// generator sends it and as a browser-side client (viem's fetch) does.
+func BenchmarkReadHead(b *testing.B) {
+	heads := map[string]string{
+		"bench": "POST / HTTP/1.1\r\nHost: 127.0.0.1:8545\r\nContent-Type: application/json\r\nContent-Length: 120\r\n\r\n",
+		"fetch": "POST / HTTP/1.1\r\nHost: 127.0.0.1:8545\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nAccept: */*\r\n" +
+			"Accept-Language: *\r\nSec-Fetch-Mode: cors\r\nUser-Agent: node\r\nAccept-Encoding: gzip, deflate\r\nContent-Length: 120\r\n\r\n",
+	}
+	for _, name := range []string{"bench", "fetch"} {
+		b.Run(name, func(b *testing.B) {
+			opts := HTTPOptions{}
+			opts.defaults()
+			fc := &fastConn{srv: &fastServer{opts: opts}}
+			raw := heads[name] + strings.Repeat("x", 120)
+			br := bufio.NewReaderSize(strings.NewReader(""), fastBufSize)
+			for b.Loop() {
+				br.Reset(strings.NewReader(raw))
+				br.Peek(len(raw))
+				if _, _, v := fc.readHead(br); v != headFast {
+					b.Fatalf("verdict %v", v)
+				}
+			}
+		})
+	}
 }

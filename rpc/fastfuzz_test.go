@@ -108,3 +108,39 @@ func FuzzServeFast(f *testing.F) {
 		}
 	})
 }
+
+// TestServeFastOddHeads: heads at the edges of what the fast path takes —
+// whitespace around values, a bad byte on the last header line (which
+// fastPrefix checks since readHead stopped checking lines again), bare LF
+// and lone CR, folded lines, bad names — are answered as net/http answers
+// them (or handed to it).
+func TestServeFastOddHeads(t *testing.T) {
+	fast, plain := startFuzzPair(t)
+	const (
+		start = "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+		body  = "{}"
+	)
+	for _, head := range []string{
+		start + "\r\n",
+		start + "X-A:\t b \t\r\n\r\n",
+		start + "X-A:\r\n\r\n",
+		start + "X-A: a\x01b\r\n\r\n",
+		start + "X-A: a\x7fb\r\n\r\n",
+		start + "X-A: a\rb\r\n\r\n",
+		start + "X-A: a\r\r\n\r\n",
+		start + "X-A: a\nX-B: b\r\n\r\n",
+		start + "X-A: a\r\n folded\r\n\r\n",
+		start + "Bad Name: a\r\n\r\n",
+		start + ": a\r\n\r\n",
+		start + "X-Ü: a\r\n\r\n",
+		start + "NoColon\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length:  2 \r\n\r\n",
+		"POST / HTTP/1.1\r\nHost:\tx\r\ncontent-type: application/json\r\nCONTENT-LENGTH: 2\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nX-Last: \x00\r\n\r\n",
+	} {
+		raw := []byte(head + body)
+		if got, want := exchange(t, fast, raw), exchange(t, plain, raw); got != want {
+			t.Errorf("head %q:\nfast path: %s\nnet/http:  %s", head, got, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -529,24 +530,23 @@ func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
 			return 0, 0, no
 		}
 	}
-	if !fastPrefix(buf[:end]) {
+	// Through the last header's CRLF, so that fastPrefix checks every
+	// header line and the loop below need not again.
+	if !fastPrefix(buf[:end+2]) {
 		return 0, 0, no
 	}
 	head = end + 4
 	lines := buf[:end+2]
-	line, rest, _ := bytes.Cut(lines, crlf)
+	line, rest, _ := cutLine(lines)
 	if string(line) != "POST / HTTP/1.1" {
 		return 0, 0, no
 	}
 	n = -1
 	hasHost, hasType := false, false
 	for len(rest) > 0 {
-		line, rest, _ = bytes.Cut(rest, crlf)
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 || !validHeaderName(line[:colon]) {
-			return 0, 0, no
-		}
-		name, value := line[:colon], bytes.Trim(line[colon+1:], " \t")
+		line, rest, _ = cutLine(rest)
+		colon := bytes.IndexByte(line, ':') // > 0, and name and value valid: fastPrefix
+		name, value := line[:colon], trimOWS(line[colon+1:])
 		switch {
 		case asciiFold(name, "content-length"):
 			if n >= 0 || len(value) == 0 || len(value) > 12 {
@@ -582,9 +582,6 @@ func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
 			asciiFold(name, "trailer"), asciiFold(name, "te"):
 			return 0, 0, no
 		}
-		if !validHeaderValue(value) {
-			return 0, 0, no // net/http answers 400
-		}
 	}
 	if !hasHost || !hasType || n < 0 || int64(n) > fc.srv.opts.MaxBody {
 		return 0, 0, no
@@ -592,21 +589,26 @@ func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
 	return head, n, headFast
 }
 
-var (
-	crlf     = []byte("\r\n")
-	crlfcrlf = []byte("\r\n\r\n")
-)
+var crlfcrlf = []byte("\r\n\r\n")
 
+// validHeaderName is net/http's rule: a token (RFC 9110), looked up in
+// headerTokenByte (a table: the comparisons it replaces were a third of
+// BenchmarkReadHead).
 func validHeaderName(b []byte) bool {
 	for _, c := range b {
-		if c <= ' ' || c >= 0x7f || c == '(' || c == ')' || c == '<' || c == '>' || c == '@' || c == ',' ||
-			c == ';' || c == ':' || c == '\\' || c == '"' || c == '/' || c == '[' || c == ']' || c == '?' ||
-			c == '=' || c == '{' || c == '}' {
+		if !headerTokenByte[c] {
 			return false
 		}
 	}
 	return true
 }
+
+var headerTokenByte = func() (t [256]bool) {
+	for c := '!'; c < 0x7f; c++ {
+		t[c] = !strings.ContainsRune(`()<>@,;:\"/[]?={}`, c)
+	}
+	return t
+}()
 
 var fastRequestLine = []byte("POST / HTTP/1.1\r\n")
 
@@ -620,8 +622,12 @@ func fastPrefix(head []byte) bool {
 	if !bytes.Equal(head[:n], fastRequestLine[:n]) {
 		return false
 	}
-	for i, c := range head {
-		if c == '\n' && (i == 0 || head[i-1] != '\r') {
+	for i := 0; ; i++ { // every LF ends a CRLF
+		j := bytes.IndexByte(head[i:], '\n')
+		if j < 0 {
+			break
+		}
+		if i += j; i == 0 || head[i-1] != '\r' {
 			return false
 		}
 	}
@@ -630,7 +636,7 @@ func fastPrefix(head []byte) bool {
 	}
 	rest := head[len(fastRequestLine):]
 	for {
-		line, after, complete := bytes.Cut(rest, crlf)
+		line, after, complete := cutLine(rest)
 		if !complete {
 			return true
 		}
@@ -640,6 +646,30 @@ func fastPrefix(head []byte) bool {
 		}
 		rest = after
 	}
+}
+
+// cutLine splits b at its first LF, which ends a CRLF (fastPrefix rejects
+// a head with a bare LF before anything is cut): the line without its CRLF,
+// the rest, and whether there was one. A byte search for LF instead of a
+// search for CRLF, and trimOWS instead of bytes.Trim's cutset, took
+// BenchmarkReadHead/fetch from 508-524 to 380-387 ns.
+func cutLine(b []byte) (line, rest []byte, ok bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 1 {
+		return b, nil, false
+	}
+	return b[:i-1], b[i+1:], true
+}
+
+// trimOWS trims the spaces and tabs around a header value.
+func trimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // validHeaderValue is net/http's rule: no control bytes but tab.

@@ -366,3 +366,19 @@ func TestServeFastOrderedAndNot(t *testing.T) {
 	more := append(many[:1], open(2*runtime.GOMAXPROCS(0)+3)...)
 	ask(more, 20) // ordered again, the first connection included
 }
+
+// TestValidHeaderName: the table gives RFC 9110's token characters, as
+// net/http accepts them in a field name.
+func TestValidHeaderName(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		want := c > ' ' && c < 0x7f && !strings.ContainsRune(`()<>@,;:\"/[]?={}`, rune(c))
+		if got := validHeaderName([]byte{byte(c)}); got != want {
+			t.Errorf("byte %#x: valid %v, want %v", c, got, want)
+		}
+	}
+	for name, want := range map[string]bool{"Content-Type": true, "X-Odd_1.2~!#$%&'*+^`|": true, "": true, "Bad Name": false, "Bad\tName": false, "Na:me": false, "Ümlaut": false} {
+		if got := validHeaderName([]byte(name)); got != want {
+			t.Errorf("%q: valid %v, want %v", name, got, want)
+		}
+	}
+}
