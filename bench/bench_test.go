@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -253,6 +254,28 @@ func TestReportMarkdown(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(dir, "latest.json"))
 	if err != nil || !json.Valid(raw) {
 		t.Fatalf("latest.json: %v", err)
+	}
+}
+
+// TestRatiosPairedByRound: the req/s and CPU ratios are the median of each
+// round's ratio, not the ratio of the medians, and a round the peer failed
+// pairs with nothing.
+func TestRatiosPairedByRound(t *testing.T) {
+	o := options{Duration: time.Second, Rounds: 4, Conns: 4, Nodes: []string{"preconf", "anvil"}}
+	r := newReport(o, []workload{{Name: "w"}})
+	for round, rps := range [][2]float64{{100, 50}, {200, 150}, {120, 100}, {300, 10}} {
+		cpu := func(rps float64) time.Duration { return time.Duration(1e9 / rps) }
+		r.add(round, "preconf", "w", loadResult{RPS: rps[0], ServerCPU: cpu(rps[0])}, true)
+		r.add(round, "anvil", "w", loadResult{RPS: rps[1], ServerCPU: cpu(rps[1])}, round < 3) // round 4: a failed probe
+	}
+	r.summarise()
+	s := r.Summary[0]
+	// Rounds 1-3: 2.0, 1.33, 1.2 (the medians' ratio would be 160/100).
+	if got := s.Ratio["anvil"]; math.Abs(got-4.0/3) > 1e-9 {
+		t.Errorf("req/s ratio %v, want 1.333", got)
+	}
+	if got := s.CPURatio["anvil"]; math.Abs(got-4.0/3) > 1e-3 {
+		t.Errorf("CPU ratio %v, want 1.333", got)
 	}
 }
 

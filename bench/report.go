@@ -63,14 +63,15 @@ type nodeStats struct {
 type summary struct {
 	Workload string                `json:"workload"`
 	Nodes    map[string]*nodeStats `json:"nodes"`
-	// Ratio is preconf's median requests/s over the peer's (>1: preconf faster).
+	// Ratio is preconf's requests/s over the peer's (>1: preconf faster):
+	// the median over rounds of each round's ratio (see pairedRatio).
 	Ratio map[string]float64 `json:"ratio_rps"`
 	// P99Ratio is preconf's median p99 over the peer's (<1: preconf lower).
 	P99Ratio map[string]float64 `json:"ratio_p99"`
 	// SockP99Ratio is the same for the node's part (SockP99Ms).
 	SockP99Ratio map[string]float64 `json:"ratio_sock_p99,omitempty"`
 	// CPURatio is the peer's CPU per request over preconf's (>1: preconf
-	// needs less CPU per answer).
+	// needs less CPU per answer), paired by round like Ratio.
 	CPURatio map[string]float64 `json:"ratio_cpu_per_request"`
 }
 
@@ -150,7 +151,7 @@ func (r *report) summarise() {
 					continue
 				}
 				if st.RPS > 0 {
-					s.Ratio[n] = base.RPS / st.RPS
+					s.Ratio[n] = r.pairedRatio(w, n, base.RPS/st.RPS, func(pre, peer *measurement) float64 { return pre.RPS / peer.RPS })
 				}
 				if st.P99Ms > 0 {
 					s.P99Ratio[n] = base.P99Ms / st.P99Ms
@@ -159,12 +160,46 @@ func (r *report) summarise() {
 					s.SockP99Ratio[n] = base.SockP99Ms / st.SockP99Ms
 				}
 				if base.CPUUs > 0 && st.CPUUs > 0 {
-					s.CPURatio[n] = st.CPUUs / base.CPUUs
+					s.CPURatio[n] = r.pairedRatio(w, n, st.CPUUs/base.CPUUs, func(pre, peer *measurement) float64 {
+						if pre.ServerCPU <= 0 || peer.ServerCPU <= 0 {
+							return 0
+						}
+						return float64(peer.ServerCPU) / float64(pre.ServerCPU)
+					})
 				}
 			}
 		}
 		r.Summary = append(r.Summary, s)
 	}
+}
+
+// pairedRatio is the median over rounds of f(preconf's run, peer's run)
+// for workload w, over the rounds where both ran and f is positive;
+// fallback (the ratio of the medians) when no round has both. A round
+// measures a workload on its nodes back to back, so a round's ratio
+// compares the nodes in (mostly) the same spell of this machine's speed,
+// which the ratio of medians taken from different rounds does not.
+func (r *report) pairedRatio(w, peer string, fallback float64, f func(pre, peer *measurement) float64) float64 {
+	pre := map[int]*measurement{}
+	for i := range r.Runs {
+		if x := &r.Runs[i]; x.OK && x.Workload == w && x.Node == "preconf" {
+			pre[x.Round] = x
+		}
+	}
+	var ratios []float64
+	for i := range r.Runs {
+		x := &r.Runs[i]
+		if !x.OK || x.Workload != w || x.Node != peer || pre[x.Round] == nil {
+			continue
+		}
+		if v := f(pre[x.Round], x); v > 0 {
+			ratios = append(ratios, v)
+		}
+	}
+	if len(ratios) == 0 {
+		return fallback
+	}
+	return median(ratios)
 }
 
 // sockTable writes each node's p99 beside its part in the node (send →
@@ -250,7 +285,7 @@ func (r *report) markdown() string {
 	} else {
 		fmt.Fprintf(&b, "No node produces blocks (preconf --no-sequencer): every node serves the same genesis state at latest and pending.\n")
 	}
-	fmt.Fprintf(&b, "Medians over rounds; ratio = preconf req/s ÷ peer req/s (> 1: preconf faster).\n\n")
+	fmt.Fprintf(&b, "Medians over rounds; ratio = preconf req/s ÷ peer req/s in the same round (the nodes measured back to back), median over rounds (> 1: preconf faster).\n\n")
 	var vers []string
 	for _, n := range r.Nodes {
 		if v, ok := r.Versions[n]; ok {
@@ -305,7 +340,7 @@ func (r *report) markdown() string {
 	// rest of the machine (load generator included) took meanwhile.
 	// The generator's own beside it: which of the two used the cores the
 	// run shares.
-	b.WriteString("\nNode CPU time per request (µs, user + system, median over rounds; ratio = peer ÷ preconf, > 1: preconf cheaper), and the load generator's own (the bench process, every thread) while it loaded each node:\n\n| workload |")
+	b.WriteString("\nNode CPU time per request (µs, user + system, median over rounds; ratio = peer ÷ preconf in the same round, median over rounds, > 1: preconf cheaper), and the load generator's own (the bench process, every thread) while it loaded each node:\n\n| workload |")
 	for _, n := range r.Nodes {
 		fmt.Fprintf(&b, " %s |", n)
 	}
