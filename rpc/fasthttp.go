@@ -545,7 +545,10 @@ func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
 	hasHost, hasType := false, false
 	for len(rest) > 0 {
 		line, rest, _ = cutLine(rest)
-		colon := bytes.IndexByte(line, ':') // > 0, and name and value valid: fastPrefix
+		colon := bytes.IndexByte(line, ':') // name and value valid: fastPrefix
+		if colon <= 0 {
+			return 0, 0, no // fastPrefix refused it already; kept so a slip cannot panic
+		}
 		name, value := line[:colon], trimOWS(line[colon+1:])
 		switch {
 		case asciiFold(name, "content-length"):
