@@ -455,13 +455,9 @@ func bigstateRound(e *env, o options, kind nodeKind, bin string, round int, wls 
 			}
 		}
 		cfg.Duration = o.Duration
-		cpu0, cpuOK := n.cpuTime()
-		res, err := runLoad(cfg)
+		res, err := n.load(cfg)
 		if err != nil {
 			return err
-		}
-		if cpu1, ok := n.cpuTime(); ok && cpuOK && res.Requests > 0 {
-			res.ServerCPU = (cpu1 - cpu0) / time.Duration(res.Requests)
 		}
 		if res.Errors > 0 {
 			return fmt.Errorf("%s: %d failed requests, first: %s", w.Name, res.Errors, res.FirstError)

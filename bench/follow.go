@@ -311,19 +311,14 @@ func readWindow(o options, fo followOptions, node, other *runningNode, w workloa
 		}
 	}
 	cfg.Duration = fo.Window
-	cpu0, ok0 := node.cpuTime()
 	oth0, okO0 := other.cpuTime()
-	res, err := runLoad(cfg)
+	res, err := node.load(cfg)
 	if err != nil {
 		return res, 0, err
 	}
-	cpu1, ok1 := node.cpuTime()
 	oth1, okO1 := other.cpuTime()
 	if res.Errors > 0 {
 		return res, 0, fmt.Errorf("%d errors, first: %s", res.Errors, res.FirstError)
-	}
-	if ok0 && ok1 && res.Requests > 0 {
-		res.ServerCPU = (cpu1 - cpu0) / time.Duration(res.Requests)
 	}
 	var cores float64
 	if okO0 && okO1 && res.Elapsed > 0 {

@@ -369,11 +369,7 @@ func measureWorkload(e *env, o options, rep *report, n *runningNode, round int, 
 	if kind.Name == "preconf" || kind.Name == "preconf-base" {
 		rt0 = scrapeMetrics(n.addr) // runtime.go; nil if the node has no /metrics
 	}
-	cpu0, cpuOK := n.cpuTime()
-	res, err := runLoad(cfg)
-	if cpu1, ok := n.cpuTime(); ok && cpuOK && err == nil && res.Requests > 0 {
-		res.ServerCPU = (cpu1 - cpu0) / time.Duration(res.Requests)
-	}
+	res, err := n.load(cfg)
 	if rt0 != nil && err == nil {
 		res.Runtime = runtimeDelta(rt0, scrapeMetrics(n.addr), res.Requests)
 	}

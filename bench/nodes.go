@@ -298,6 +298,17 @@ func (n *runningNode) stop() {
 	}
 }
 
+// load runs cfg against the node and adds the node's CPU time per answered
+// request (ServerCPU, left 0 when /proc cannot tell).
+func (n *runningNode) load(cfg loadConfig) (loadResult, error) {
+	cpu0, ok0 := n.cpuTime()
+	res, err := runLoad(cfg)
+	if cpu1, ok1 := n.cpuTime(); ok0 && ok1 && err == nil && res.Requests > 0 {
+		res.ServerCPU = (cpu1 - cpu0) / time.Duration(res.Requests)
+	}
+	return res, err
+}
+
 // cpuTime is the CPU time (user + system, all threads) the node's process
 // has used, from /proc (Linux; 10 ms resolution).
 func (n *runningNode) cpuTime() (time.Duration, bool) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/preconf/preconf/internal/threads"
 )
 
 // TestPinSelf checks that every thread of the process moves onto the
@@ -60,17 +62,15 @@ func TestPinSelf(t *testing.T) {
 
 func threadAffinities(t *testing.T) map[int]unix.CPUSet {
 	t.Helper()
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := map[int]unix.CPUSet{}
-	for _, e := range ents {
-		tid, _ := strconv.Atoi(e.Name())
+	if err := threads.Each(func(tid int) error {
 		var set unix.CPUSet
 		if err := unix.SchedGetaffinity(tid, &set); err == nil {
 			m[tid] = set
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	return m
 }
