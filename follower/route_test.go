@@ -140,3 +140,53 @@ func TestRouting(t *testing.T) {
 		t.Fatalf("dead upstream: %v", err)
 	}
 }
+
+// BenchmarkRouter is what the follower's routing adds to a local call
+// (eth_getBalance and eth_getStorageAt at "pending"): the router against
+// calling the local handler directly.
+func BenchmarkRouter(b *testing.B) {
+	local := func(context.Context, rpc.Params) (any, error) { return nil, nil }
+	f := &Follower{}
+	r := f.router("eth_getBalance", local, newLRU[string, json.RawMessage](1), nil)
+	calls := map[string]rpc.Params{
+		"balance": {[]byte(`"0x70997970c51812dc3a010c7d01b50e0d17dc79c8"`), []byte(`"pending"`)},
+		"storage": {[]byte(`"0x70997970c51812dc3a010c7d01b50e0d17dc79c8"`), []byte(`"0x0000000000000000000000000000000000000000000000000000000000000003"`), []byte(`"pending"`)},
+	}
+	ctx := context.Background()
+	for name, p := range calls {
+		b.Run(name+"/direct", func(b *testing.B) {
+			for b.Loop() {
+				local(ctx, p)
+			}
+		})
+		b.Run(name+"/routed", func(b *testing.B) {
+			for b.Loop() {
+				r(ctx, p)
+			}
+		})
+	}
+}
+
+func TestMentionsPending(t *testing.T) {
+	for _, tc := range []struct {
+		params []string
+		want   bool
+	}{
+		{nil, false},
+		{[]string{`"0x01"`, `"pending"`}, true},
+		{[]string{`"pending"`, `"0x01"`}, true},
+		{[]string{`{"to":"0x01"}`, `{"blockNumber":"pending"}`}, true},
+		{[]string{`"0x01"`, ` "pending" `}, true},
+		{[]string{`"0x01"`, `"latest"`}, false},
+		{[]string{`"0x01"`, `"pendingX"`}, false},
+		{[]string{`"0x01"`, `pending`}, false},
+	} {
+		p := make(rpc.Params, len(tc.params))
+		for i, s := range tc.params {
+			p[i] = []byte(s)
+		}
+		if got := mentionsPending(p); got != tc.want {
+			t.Errorf("mentionsPending(%v) = %v, want %v", tc.params, got, tc.want)
+		}
+	}
+}
