@@ -54,7 +54,7 @@ func addFollowFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&followOpts.Enabled, "follow", false, "run the follow-mode workloads instead: (a) flashblock → visible on a follower, (b) follower vs sequencer pending reads/s")
 	fs.IntVar(&followOpts.Flashblocks, "follow-flashblocks", 50, "(a) flashblocks measured")
 	fs.IntVar(&followOpts.Txs, "follow-txs", 100, "(a) transfers per flashblock")
-	fs.IntVar(&followOpts.Pairs, "follow-pairs", 12, "(b) pairs of read windows per workload, one on each node back to back, which goes first alternating")
+	fs.IntVar(&followOpts.Pairs, "follow-pairs", 24, "(b) pairs of read windows per workload, one on each node back to back, which goes first alternating")
 	fs.DurationVar(&followOpts.Window, "follow-window", time.Second, "(b) length of one read window (after -warmup)")
 }
 
@@ -448,25 +448,18 @@ func (r *followReport) markdown() string {
 	}
 	fmt.Fprintf(&b, "\nfollower_status at the end (last samples): received → visible p50 %.1f ms, p99 %.1f ms, max %.1f ms.\n\n", r.InternalMs["p50"], r.InternalMs["p99"], r.InternalMs["max"])
 	fmt.Fprintf(&b, "(b) pending reads, closed loop, %d pairs of %s windows (after %s of warm-up each), one on each node back to back, which goes first alternating; each node's median window, and the median of the pairs' follower/sequencer ratios (req/s, and node CPU per request):\n\n", r.Options.Pairs, r.Options.Window, r.Warmup)
-	b.WriteString("| workload | sequencer req/s | p99 | CPU µs/req | follower req/s | p99 | CPU µs/req | follower/sequencer req/s (median; quartiles) | follower/sequencer CPU/req |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| workload | sequencer req/s | p99 | CPU µs/req | follower req/s | p99 | CPU µs/req | follower/sequencer req/s (median; 95 % CI) | follower/sequencer CPU/req (median; 95 % CI) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var verdicts []string
 	for _, name := range []string{"eth_getBalance/pending", "eth_getStorageAt/pending"} {
 		s, f := r.Sequencer[name], r.Follower[name]
-		q := r.Ratios[name]
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %.1f | %.0f | %s | %.1f | **%.3f×** (%.2f–%.2f) | %.3f× |\n", name, s.RPS, fmtDur(s.P99), us(s.ServerCPU), f.RPS, fmtDur(f.P99), us(f.ServerCPU),
-			median(q), quantile(q, 0.25), quantile(q, 0.75), median(r.CPURatios[name]))
+		q, c := r.Ratios[name], r.CPURatios[name]
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %.1f | %.0f | %s | %.1f | **%.3f×** (%s) | %.3f× (%s) |\n", name, s.RPS, fmtDur(s.P99), us(s.ServerCPU), f.RPS, fmtDur(f.P99), us(f.ServerCPU),
+			median(q), ciText(q), median(c), ciText(c))
+		verdicts = append(verdicts, fmt.Sprintf("on `%s` the follower is %s", name, ratioVerdict(q, "faster", "slower")))
 	}
+	fmt.Fprintf(&b, "\nThe intervals are distribution-free (order statistics of the pairs' ratios): %s.\n", strings.Join(verdicts, "; "))
 	fmt.Fprintf(&b, "\nThe node not being read used %.2f–%.2f of a core meanwhile (medians per node and workload).\n", minOf(r.OtherCores), maxOf(r.OtherCores))
 	return b.String()
-}
-
-// quantile is v's q-quantile by nearest rank (0 for none).
-func quantile(v []float64, q float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
 func minOf(m map[string]float64) float64 {
