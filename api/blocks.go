@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -22,7 +24,15 @@ type blockView struct {
 	// header, when set, is a copy of the block's header made once for
 	// every read of the view (the head's: headView), never changed.
 	header *types.Header
+	// encoded, when set (the head's view), keeps the block objects once
+	// written, with hashes and with transactions: they never change for a
+	// view, and every poll of the head would write them again.
+	encoded *[2]atomic.Pointer[[]byte]
 }
+
+// maxEncodedBlock bounds a kept block object (a full block's, with every
+// transaction, can be megabytes; larger ones are written per read).
+const maxEncodedBlock = 4 << 20
 
 // receipts are the block's receipts (the snapshot's for the pending block).
 func (v *blockView) receipts(a *API) types.Receipts {
@@ -87,6 +97,13 @@ func (a *API) resolveBlock(ref ethjson.BlockRef) (*blockView, error) {
 	case ref.Tag == ethjson.TagEarliest:
 		b = a.chain.BlockByNumber(0)
 	default:
+		// The head by number is how viem's and ethers' block watchers
+		// read each new block: answer it from the head's view.
+		if h := a.chain.Head(); h != nil && h.Number.IsUint64() && h.Number.Uint64() == ref.Number {
+			if v := a.headView(); v != nil && v.block.NumberU64() == ref.Number {
+				return v, nil
+			}
+		}
 		b = a.chain.BlockByNumber(ref.Number)
 	}
 	if b == nil {
@@ -113,7 +130,7 @@ func (a *API) headView() *blockView {
 	if b == nil {
 		return nil
 	}
-	v := &blockView{block: b, hash: b.Hash(), header: b.Header()}
+	v := &blockView{block: b, hash: b.Hash(), header: b.Header(), encoded: new([2]atomic.Pointer[[]byte])}
 	if v.hash == a.hashes.of(h) { // not a block that replaced h since
 		a.head.Store(&headEntry{head: h, view: v})
 	}
@@ -219,7 +236,23 @@ type blockJSON struct {
 }
 
 func (j *blockJSON) AppendJSON(b []byte) []byte {
-	return ethjson.AppendBlock(b, j.v.block, j.v.hash, j.opt, j.signer)
+	if j.v.encoded == nil {
+		return ethjson.AppendBlock(b, j.v.block, j.v.hash, j.opt, j.signer)
+	}
+	kept := &j.v.encoded[0]
+	if j.opt.FullTx {
+		kept = &j.v.encoded[1]
+	}
+	if enc := kept.Load(); enc != nil {
+		return append(b, *enc...)
+	}
+	start := len(b)
+	b = ethjson.AppendBlock(b, j.v.block, j.v.hash, j.opt, j.signer)
+	if n := len(b) - start; n <= maxEncodedBlock {
+		enc := slices.Clone(b[start:]) // racing first writers store equal bytes
+		kept.Store(&enc)
+	}
+	return b
 }
 
 func (j *blockJSON) MarshalJSON() ([]byte, error) { return j.AppendJSON(make([]byte, 0, j.size)), nil }

@@ -464,10 +464,11 @@ func TestPreconfirmedWithoutReceipt(t *testing.T) {
 	}
 }
 
-// TestLatestFollowsTheHead: "latest" answers from a view cached per head:
-// byte for byte the block by number, with hashes or transaction objects
-// and as a header, the first time and from the cache, and again after the
-// head moves (here a rewind, which replaces the head pointer).
+// TestLatestFollowsTheHead: "latest" and the head's number answer from a
+// view cached per head, which keeps the block objects once written: byte
+// for byte the block by hash (written afresh), with hashes or transaction
+// objects and as a header, the first time and from the cache, and again
+// after the head moves (here a rewind, which replaces the head pointer).
 func TestLatestFollowsTheHead(t *testing.T) {
 	f := newReadsFixture(t)
 	header := f.api.headerHandler(numberParam)
@@ -478,11 +479,14 @@ func TestLatestFollowsTheHead(t *testing.T) {
 			}
 		}
 		num := fmt.Sprintf(`"0x%x"`, n)
+		hash := quoted(f.chain.BlockByNumber(n).Hash().Hex())
 		for _, full := range []string{"false", "true"} {
-			want := mustCall(t, f.api.getBlockByNumber, num, full)
+			want := mustCall(t, f.api.getBlockByHash, hash, full) // written afresh
 			for i := range 2 {
-				if got := mustCall(t, f.api.getBlockByNumber, `"latest"`, full); got != want {
-					t.Errorf("head %d, full %s, read %d: latest\n%s\nwant\n%s", n, full, i, got, want)
+				for _, sel := range []string{`"latest"`, num} {
+					if got := mustCall(t, f.api.getBlockByNumber, sel, full); got != want {
+						t.Errorf("head %d, full %s, read %d: %s\n%s\nwant\n%s", n, full, i, sel, got, want)
+					}
 				}
 			}
 		}
