@@ -24,9 +24,9 @@ type blockView struct {
 	// header, when set, is a copy of the block's header made once for
 	// every read of the view (the head's: headView), never changed.
 	header *types.Header
-	// encoded, when set (the head's view), keeps the block objects once
-	// written, with hashes and with transactions: they never change for a
-	// view, and every poll of the head would write them again.
+	// encoded, when set (the head's view, a snapshot's), keeps the block
+	// objects once written, with hashes and with transactions: they never
+	// change for a view, and every poll would write them again.
 	encoded *[2]atomic.Pointer[[]byte]
 }
 
@@ -61,9 +61,14 @@ func (v *blockView) txLoc(a *API, index int) ethjson.Loc {
 	return l
 }
 
-// pendingView is the pending block of snap.
+// pendingView is the pending block of snap, built once per snapshot.
 func (a *API) pendingView(snap *pending.Snapshot) *blockView {
-	return &blockView{block: snap.Block(), hash: a.pendingBlockHash(snap), snap: snap}
+	if v := a.cache.pending.Load(); v != nil && v.snap == snap {
+		return v
+	}
+	v := &blockView{block: snap.Block(), hash: snap.Header.Hash(), snap: snap, encoded: new([2]atomic.Pointer[[]byte])}
+	a.cache.pending.Store(v)
+	return v
 }
 
 // resolveBlock finds the block a selector names. An unknown block is a nil

@@ -324,6 +324,45 @@ func TestPendingReads(t *testing.T) {
 	}
 }
 
+// TestPendingBlockFollowsTheSnapshot: the pending block objects are kept per
+// snapshot: byte for byte what is written afresh (the kept view dropped),
+// and a new snapshot answers its own block.
+func TestPendingBlockFollowsTheSnapshot(t *testing.T) {
+	f := newReadsFixture(t)
+	a := f.api
+	snap, _ := f.publishPending(t)
+	next := *snap
+	header := *snap.Header
+	header.Time++
+	next.Header = &header
+	answers := map[string]string{}
+	for i, s := range []*pending.Snapshot{snap, (&next).Seal()} {
+		f.src.Publish(s)
+		kept := map[string][]string{}
+		for range 2 {
+			for _, full := range []string{"false", "true"} {
+				kept[full] = append(kept[full], mustCall(t, a.getBlockByNumber, `"pending"`, full))
+			}
+		}
+		for _, full := range []string{"false", "true"} {
+			a.cache.pending.Store(nil)
+			fresh := mustCall(t, a.getBlockByNumber, `"pending"`, full)
+			for _, got := range kept[full] {
+				if got != fresh {
+					t.Errorf("snapshot %d, full %s: kept\n%s\nwant\n%s", i, full, got, fresh)
+				}
+			}
+			if want := fmt.Sprintf(`"0x%x"`, s.Header.Time); field(t, fresh, "timestamp") != want {
+				t.Errorf("snapshot %d, full %s: timestamp %s, want %s", i, full, field(t, fresh, "timestamp"), want)
+			}
+			answers[fmt.Sprint(i, full)] = fresh
+		}
+	}
+	if answers["0false"] == answers["1false"] || answers["0true"] == answers["1true"] {
+		t.Error("a new snapshot answered the previous one's block")
+	}
+}
+
 // executionAPIsChain opens the execution-apis test chain (pre-merge blocks
 // with uncles, every transaction type); without the fixtures it skips, or
 // fails under CI (conformance.Fixtures).
@@ -419,8 +458,14 @@ func BenchmarkLatestBlock(b *testing.B) {
 	benchmarkBlock(b, `"latest"`, `false`)
 }
 
+// The pending block as flashblocks apps poll it, with transaction hashes.
+func BenchmarkPendingBlock(b *testing.B) {
+	benchmarkBlock(b, `"pending"`, `false`)
+}
+
 func benchmarkBlock(b *testing.B, params ...string) {
 	f := newReadsFixture(b)
+	f.publishPending(b)
 	p := make(rpc.Params, len(params))
 	for i, s := range params {
 		p[i] = json.RawMessage(s)

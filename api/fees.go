@@ -49,25 +49,17 @@ type readCache struct {
 	tipHead  common.Hash
 	tipPrice *big.Int
 
-	// pendingHash is the header hash of the last pending snapshot asked
-	// about (snapshots are immutable, so it stays valid for that snapshot).
-	pendingHash atomic.Pointer[snapshotHash]
-}
-
-type snapshotHash struct {
-	snap *pending.Snapshot
-	hash common.Hash
+	// pending is the view of the last pending snapshot asked about: its
+	// block, hash and block objects stay valid for that snapshot (they are
+	// immutable), and every read of the pending block until the next one
+	// shares them.
+	pending atomic.Pointer[blockView]
 }
 
 // pendingBlockHash is the pending block's hash so far (its header's hash),
 // computed once per snapshot.
 func (a *API) pendingBlockHash(snap *pending.Snapshot) common.Hash {
-	if c := a.cache.pendingHash.Load(); c != nil && c.snap == snap {
-		return c.hash
-	}
-	h := snap.Header.Hash()
-	a.cache.pendingHash.Store(&snapshotHash{snap: snap, hash: h})
-	return h
+	return a.pendingView(snap).hash
 }
 
 // suggestTip is go-ethereum's gas price oracle (op-geth's on OP-stack
