@@ -15,7 +15,7 @@ import (
 // alike (anvil's simulation slows by ~35 % in a slow spell, preconf's by
 // ~22 %; docs/bench.md). Nodes measured whole one after another (25–40 s
 // each) fell in different spells; measured back to back per workload (3 s
-// each, before 2026-11-27 13:00) a spell that changed between the two
+// each, until 2026-11-27 13:30) a spell that changed between the two
 // windows still moved a round's ratio by more than 10 %. In A B C C B A
 // every node's two windows are centred on the same instant, so a drift
 // over the sequence weighs on each node alike. Idle nodes wait at under
