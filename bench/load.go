@@ -65,29 +65,8 @@ type loadResult struct {
 
 // runLoad runs one closed-loop load test.
 func runLoad(cfg loadConfig) (loadResult, error) {
-	w, err := runWindow(cfg)
-	if err != nil {
-		return loadResult{}, err
-	}
-	return mergeWindows(w), nil
-}
-
-// A window is one load run's raw record: windows of one node (e.g. the two
-// halves of an A B B A sequence) merge into one loadResult.
-type window struct {
-	lats, socks []time.Duration // answered requests' latencies; answer in socket − send, sampled
-	sampled     int             // answers read on sampled connections
-	errors      int64
-	firstErr    string
-	elapsed     time.Duration
-	clientCPU   time.Duration // this process's CPU over the window (-1: unknown)
-	serverCPU   time.Duration // the node's, when the caller measured it (-1: unknown)
-}
-
-// runWindow runs one closed-loop load test and keeps its raw record.
-func runWindow(cfg loadConfig) (window, error) {
 	if cfg.Conns <= 0 || cfg.Duration <= 0 || len(cfg.Bodies) == 0 {
-		return window{}, errors.New("load: need connections, a duration and at least one body")
+		return loadResult{}, errors.New("load: need connections, a duration and at least one body")
 	}
 	reqs := make([][]byte, len(cfg.Bodies))
 	for i, b := range cfg.Bodies {
@@ -100,7 +79,7 @@ func runWindow(cfg loadConfig) (window, error) {
 			for _, c := range conns[:i] {
 				c.close()
 			}
-			return window{}, err
+			return loadResult{}, err
 		}
 		conns[i] = c
 	}
@@ -179,70 +158,37 @@ func runWindow(cfg loadConfig) (window, error) {
 	elapsed := time.Since(t0)
 	cpu1, cpuErr1 := selfCPU()
 
-	w := window{errors: errCount.Load(), firstErr: firstErr, elapsed: elapsed, clientCPU: -1, serverCPU: -1}
-	for c, l := range lats {
-		w.lats = append(w.lats, l...)
-		w.socks = append(w.socks, socks[c]...)
-		w.sampled += answered[c]
-	}
-	if cpuErr == nil && cpuErr1 == nil {
-		w.clientCPU = cpu1 - cpu0
-	}
-	return w, nil
-}
-
-// mergeWindows is the loadResult of windows taken together: percentiles
-// over every answer, rates and CPU per request over the summed time and
-// counts (CPU unknown if it is unknown in any window).
-func mergeWindows(ws ...window) loadResult {
-	var (
-		all, sock            []time.Duration
-		sampled              int
-		res                  loadResult
-		clientCPU, serverCPU time.Duration
-	)
-	for _, w := range ws {
-		all = append(all, w.lats...)
-		sock = append(sock, w.socks...)
-		sampled += w.sampled
-		res.Errors += w.errors
-		if res.FirstError == "" {
-			res.FirstError = w.firstErr
-		}
-		res.Elapsed += w.elapsed
-		if clientCPU >= 0 && w.clientCPU >= 0 {
-			clientCPU += w.clientCPU
-		} else {
-			clientCPU = -1
-		}
-		if serverCPU >= 0 && w.serverCPU >= 0 {
-			serverCPU += w.serverCPU
-		} else {
-			serverCPU = -1
-		}
+	var all, sock []time.Duration
+	sampled := 0
+	for w, l := range lats {
+		all = append(all, l...)
+		sock = append(sock, socks[w]...)
+		sampled += answered[w]
 	}
 	slices.Sort(all)
 	slices.Sort(sock)
-	res.Requests = int64(len(all))
-	res.P50, res.P90, res.P99 = percentile(all, 0.50), percentile(all, 0.90), percentile(all, 0.99)
+	res := loadResult{
+		Requests:   int64(len(all)),
+		Errors:     errCount.Load(),
+		FirstError: firstErr,
+		Elapsed:    elapsed,
+		P50:        percentile(all, 0.50),
+		P90:        percentile(all, 0.90),
+		P99:        percentile(all, 0.99),
+	}
 	if len(all) > 0 {
 		res.Max = all[len(all)-1]
 	}
 	if len(sock) > 0 && len(sock) >= sampled*99/100 { // a stamp on (nearly) every sampled answer
 		res.SockP50, res.SockP99 = percentile(sock, 0.50), percentile(sock, 0.99)
 	}
-	if res.Elapsed > 0 {
-		res.RPS = float64(res.Requests) / res.Elapsed.Seconds()
+	if elapsed > 0 {
+		res.RPS = float64(res.Requests) / elapsed.Seconds()
 	}
-	if res.Requests > 0 && len(ws) > 0 {
-		if clientCPU >= 0 {
-			res.ClientCPU = clientCPU / time.Duration(res.Requests)
-		}
-		if serverCPU >= 0 {
-			res.ServerCPU = serverCPU / time.Duration(res.Requests)
-		}
+	if cpuErr == nil && cpuErr1 == nil && res.Requests > 0 {
+		res.ClientCPU = (cpu1 - cpu0) / time.Duration(res.Requests)
 	}
-	return res
+	return res, nil
 }
 
 // selfCPU is this process's CPU time so far (user + system, all threads).

@@ -300,6 +300,107 @@ func benchmark(o options, log io.Writer) (*report, error) {
 	return rep, nil
 }
 
+// measureRound starts every node of the round, measures each workload on
+// them one after another (in the round's order), and stops them. The nodes
+// are measured back to back per workload rather than one node's workloads
+// after another's because this machine's speed for loopback I/O drifts in
+// spells of 10–20 s (a node's eth_getBalance CPU per request 7.9 µs in
+// some, 9.9 µs in others, the generator's with it; twelve rounds of one
+// workload, 09:50 UTC 2026-11-27): a node measured whole, 25–40 s, fell
+// in other spells than the next one. Idle nodes wait meanwhile at under
+// 1 % of a core.
+func measureRound(e *env, o options, rep *report, order []string, bins map[string]string, round int, wls []workload) {
+	running := map[string]*runningNode{}
+	defer func() {
+		for _, n := range running {
+			n.stop()
+		}
+	}()
+	for _, name := range order {
+		n, err := startNode(e, nodeKinds[name], bins[name], round)
+		if err != nil {
+			rep.fail(name, round, err)
+			fmt.Fprintf(e.log, "  %s: %v\n", name, err)
+			continue
+		}
+		running[name] = n
+		rep.version(name, n.version())
+	}
+	failed := map[string]bool{}
+	for _, w := range wls {
+		for _, name := range order {
+			n := running[name]
+			if n == nil || failed[name] {
+				continue
+			}
+			profile := o.Profile && name == "preconf" && round == o.Rounds-1
+			if err := measureWorkload(e, o, rep, n, round, w, profile); err != nil {
+				rep.fail(name, round, err)
+				fmt.Fprintf(e.log, "  %s: %v\n", name, err)
+				failed[name] = true
+			}
+		}
+	}
+}
+
+// measureWorkload runs one workload on a running node and records it.
+func measureWorkload(e *env, o options, rep *report, n *runningNode, round int, w workload, profile bool) error {
+	kind := n.kind
+	if err := w.probe(n.addr); err != nil {
+		rep.fail(kind.Name, round, fmt.Errorf("%s: %w", w.Name, err))
+		rep.add(round, kind.Name, w.Name, loadResult{}, false)
+		return nil
+	}
+	cfg := loadConfig{Addr: n.addr, Conns: o.Conns, Duration: o.Warmup, MaxRequests: o.MaxRequests, Bodies: w.Bodies, Check: checkCalls(w.Calls)}
+	if o.Warmup > 0 {
+		if _, err := runLoad(cfg); err != nil {
+			return err
+		}
+	}
+	var prof chan error
+	if profile {
+		prof = make(chan error, 1)
+		go func(name string) {
+			prof <- captureProfile(filepath.Join(o.Out, "preconf-"+fileName(name)+".pprof"), o.Duration)
+		}(w.Name)
+	}
+	cfg.Duration = o.Duration
+	var rt0 map[string]float64
+	if kind.Name == "preconf" || kind.Name == "preconf-base" {
+		rt0 = scrapeMetrics(n.addr) // runtime.go; nil if the node has no /metrics
+	}
+	res, err := n.load(cfg)
+	if rt0 != nil && err == nil {
+		res.Runtime = runtimeDelta(rt0, scrapeMetrics(n.addr), res.Requests)
+	}
+	if prof != nil {
+		if perr := <-prof; perr != nil {
+			fmt.Fprintf(e.log, "  profile %s: %v\n", w.Name, perr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if res.Errors > 0 {
+		rep.fail(kind.Name, round, fmt.Errorf("%s: %d failed requests, first: %s", w.Name, res.Errors, res.FirstError))
+	}
+	rep.add(round, kind.Name, w.Name, res, true)
+	fmt.Fprintf(e.log, "  %-8s %-28s %9.0f req/s  p50 %6s  p99 %6s (in socket %6s)  max %7s  cpu/req %5.1fµs (generator %5.1fµs)  errors %d%s\n", kind.Name, w.Name, res.RPS,
+		fmtDur(res.P50), fmtDur(res.P99), fmtDur(res.SockP99), fmtDur(res.Max), us(res.ServerCPU), us(res.ClientCPU), res.Errors, res.Runtime)
+	return nil
+}
+
+// probe sends the workload's first body once with net/http and checks the
+// answer fully, so that a node that lacks a method or holds other state
+// fails loudly instead of being measured.
+func (w workload) probe(addr string) error {
+	raw, err := post(addr, w.Bodies[0])
+	if err != nil {
+		return err
+	}
+	return w.verify(raw)
+}
+
 // captureProfile fetches a CPU profile from preconf's pprof listener.
 func captureProfile(path string, d time.Duration) error {
 	secs := max(1, int(d.Seconds()))

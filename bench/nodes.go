@@ -301,22 +301,12 @@ func (n *runningNode) stop() {
 // load runs cfg against the node and adds the node's CPU time per answered
 // request (ServerCPU, left 0 when /proc cannot tell).
 func (n *runningNode) load(cfg loadConfig) (loadResult, error) {
-	w, err := n.window(cfg)
-	if err != nil {
-		return loadResult{}, err
-	}
-	return mergeWindows(w), nil
-}
-
-// window runs cfg against the node and keeps the raw record, with the
-// node's CPU time over it (serverCPU, -1 when /proc cannot tell).
-func (n *runningNode) window(cfg loadConfig) (window, error) {
 	cpu0, ok0 := n.cpuTime()
-	w, err := runWindow(cfg)
-	if cpu1, ok1 := n.cpuTime(); ok0 && ok1 && err == nil {
-		w.serverCPU = cpu1 - cpu0
+	res, err := runLoad(cfg)
+	if cpu1, ok1 := n.cpuTime(); ok0 && ok1 && err == nil && res.Requests > 0 {
+		res.ServerCPU = (cpu1 - cpu0) / time.Duration(res.Requests)
 	}
-	return w, err
+	return res, err
 }
 
 // cpuTime is the CPU time (user + system, all threads) the node's process

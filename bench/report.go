@@ -176,9 +176,9 @@ func (r *report) summarise() {
 // pairedRatio is the median over rounds of f(preconf's run, peer's run)
 // for workload w, over the rounds where both ran and f is positive;
 // fallback (the ratio of the medians) when no round has both. A round
-// measures a workload on its nodes in A B C C B A windows (round.go), so a
-// round's ratio compares the nodes over the same stretch of this machine's
-// speed, which the ratio of medians taken from different rounds does not.
+// measures a workload on its nodes back to back, so a round's ratio
+// compares the nodes in (mostly) the same spell of this machine's speed,
+// which the ratio of medians taken from different rounds does not.
 func (r *report) pairedRatio(w, peer string, fallback float64, f func(pre, peer *measurement) float64) float64 {
 	pre := map[int]*measurement{}
 	for i := range r.Runs {
@@ -273,8 +273,8 @@ func (r *report) markdown() string {
 	var b strings.Builder
 	o := r.Options
 	fmt.Fprintf(&b, "## preconf vs peers — %s\n\n", r.Started.Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "%d rounds × %s per workload and node, in two windows of %s (each after %s of warm-up) in the order A B C C B A of the round's nodes, %d keep-alive connections, loopback, %v CPUs, %s.\n",
-		o.Rounds, o.Duration, o.Duration/2, o.Warmup, o.Conns, r.Host["cpus"], r.Host["go"])
+	fmt.Fprintf(&b, "%d rounds × %s per workload and node (after %s warm-up), %d keep-alive connections, loopback, %v CPUs, %s.\n",
+		o.Rounds, o.Duration, o.Warmup, o.Conns, r.Host["cpus"], r.Host["go"])
 	if r.Layout != "" {
 		fmt.Fprintf(&b, "Pinned (-pin): %s, so that they do not share cores.\n", r.Layout)
 	} else {
@@ -285,7 +285,7 @@ func (r *report) markdown() string {
 	} else {
 		fmt.Fprintf(&b, "No node produces blocks (preconf --no-sequencer): every node serves the same genesis state at latest and pending.\n")
 	}
-	fmt.Fprintf(&b, "Medians over rounds; ratio = preconf req/s ÷ peer req/s in the same round (the nodes' windows centred on the same instant), median over rounds (> 1: preconf faster).\n\n")
+	fmt.Fprintf(&b, "Medians over rounds; ratio = preconf req/s ÷ peer req/s in the same round (the nodes measured back to back), median over rounds (> 1: preconf faster).\n\n")
 	var vers []string
 	for _, n := range r.Nodes {
 		if v, ok := r.Versions[n]; ok {
