@@ -104,10 +104,8 @@ func (a *API) resolveBlock(ref ethjson.BlockRef) (*blockView, error) {
 	default:
 		// The head by number is how viem's and ethers' block watchers
 		// read each new block: answer it from the head's view.
-		if h := a.chain.Head(); h != nil && h.Number.IsUint64() && h.Number.Uint64() == ref.Number {
-			if v := a.headView(); v != nil && v.block.NumberU64() == ref.Number {
-				return v, nil
-			}
+		if v := a.headView(); v != nil && v.block.NumberU64() == ref.Number {
+			return v, nil
 		}
 		b = a.chain.BlockByNumber(ref.Number)
 	}

@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -458,26 +459,18 @@ func (r *followReport) markdown() string {
 		verdicts = append(verdicts, fmt.Sprintf("on `%s` the follower is %s", name, ratioVerdict(q, "faster", "slower")))
 	}
 	fmt.Fprintf(&b, "\nThe intervals are distribution-free (order statistics of the pairs' ratios): %s.\n", strings.Join(verdicts, "; "))
-	fmt.Fprintf(&b, "\nThe node not being read used %.2f–%.2f of a core meanwhile (medians per node and workload).\n", minOf(r.OtherCores), maxOf(r.OtherCores))
+	lo, hi := span(r.OtherCores)
+	fmt.Fprintf(&b, "\nThe node not being read used %.2f–%.2f of a core meanwhile (medians per node and workload).\n", lo, hi)
 	return b.String()
 }
 
-func minOf(m map[string]float64) float64 {
-	first, out := true, 0.0
-	for _, v := range m {
-		if first || v < out {
-			first, out = false, v
-		}
+// span is the smallest and largest of m's values (0, 0 for none).
+func span(m map[string]float64) (lo, hi float64) {
+	vs := slices.Collect(maps.Values(m))
+	if len(vs) == 0 {
+		return 0, 0
 	}
-	return out
-}
-
-func maxOf(m map[string]float64) float64 {
-	out := 0.0
-	for _, v := range m {
-		out = max(out, v)
-	}
-	return out
+	return slices.Min(vs), slices.Max(vs)
 }
 
 // writeSideReport prints a single-node measurement's Markdown and keeps it,
