@@ -199,6 +199,34 @@ func TestNamespaces(t *testing.T) {
 	wantError(t, s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"debug_thing"}`)), CodeMethodNotFound, "does not exist")
 }
 
+// A fallback answers methods not registered, in the served namespaces
+// only, and declines by returning nil.
+func TestFallback(t *testing.T) {
+	s, _ := limitServer(Options{Namespaces: []string{"eth"}})
+	var asked []string
+	s.SetFallback(func(method string) Handler {
+		asked = append(asked, method)
+		if method == "eth_declined" {
+			return nil
+		}
+		return func(context.Context, Params) (any, error) { return "forwarded " + method, nil }
+	})
+	call := func(method string) []byte {
+		return s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`"}`))
+	}
+	if got := string(call("eth_other")); !strings.Contains(got, `"forwarded eth_other"`) {
+		t.Fatalf("eth_other: %s", got)
+	}
+	wantError(t, call("debug_other"), CodeMethodNotFound, "does not exist")
+	wantError(t, call("eth_declined"), CodeMethodNotFound, "does not exist")
+	if got := string(call("eth_thing")); strings.Contains(got, "forwarded") {
+		t.Fatalf("a registered method went to the fallback: %s", got)
+	}
+	if strings.Join(asked, ",") != "eth_other,eth_declined" {
+		t.Fatalf("fallback asked for %v", asked)
+	}
+}
+
 // Throttled methods run at most MaxThrottled at once; a waiting call gives
 // up at its deadline.
 func TestThrottle(t *testing.T) {

@@ -68,7 +68,10 @@ type Server struct {
 	limits   requestLimits
 	throttle throttle
 	unknown  *methodMetrics
-	inflight atomic.Int64
+	// fallback answers methods not registered (SetFallback).
+	fallback  func(method string) Handler
+	forwarded *methodMetrics
+	inflight  atomic.Int64
 	// draining: Drain has begun and no call starts any more (see Drain).
 	draining atomic.Bool
 	// base ends when in-flight requests outlast Drain; the fast path's
@@ -168,6 +171,16 @@ func (s *Server) Register(name string, h Handler) {
 		return
 	}
 	s.methods[name] = &method{h: h, m: s.metrics.forMethod(name), throttled: slices.Contains(s.opts.Throttled, name)}
+}
+
+// SetFallback makes a call to a method that is not registered, in a served
+// namespace, go to the handler fallback returns for its name instead of
+// answering -32601 (nil: -32601 still); follow mode forwards such calls to
+// its upstream. Their metrics are counted under the method "forwarded".
+// Call before serving.
+func (s *Server) SetFallback(fallback func(method string) Handler) {
+	s.fallback = fallback
+	s.forwarded = s.metrics.forMethod("forwarded")
 }
 
 // Has reports whether a method is registered.
@@ -411,6 +424,11 @@ func cloneBytes(b *bytes.Buffer) []byte { return append([]byte(nil), b.Bytes()..
 func (s *Server) callRaw(ctx context.Context, name []byte, params Params) (result any, err error) {
 	start := time.Now()
 	m, ok := s.methods[string(name)]
+	if !ok && s.fallback != nil && s.allowed(string(name)) {
+		if h := s.fallback(string(name)); h != nil {
+			m, ok = &method{h: h, m: s.forwarded}, true
+		}
+	}
 	if !ok {
 		s.unknown.observe(start, true)
 		return nil, &MethodNotFoundError{Method: string(name)}
