@@ -36,31 +36,31 @@ var ErrRefusedTarget = errors.New("target address refused by the wallet's probe 
 //     (net.Dialer.Control), after DNS resolution: a name that resolves, or
 //     re-resolves, to a forbidden address is refused before any packet is
 //     sent to it. Every address a dial tries is checked.
-//   - Unless AllowPrivate is set, only public unicast addresses are dialled:
-//     loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 with the
-//     cloud metadata services, fe80::/10), carrier-grade NAT, unspecified,
-//     multicast, broadcast, documentation, benchmarking and reserved ranges,
-//     and IPv6 forms that embed such IPv4 addresses are refused. Only
-//     --wallet.allow-private sets AllowPrivate: listening on loopback does
-//     not make callers local (a DNS-rebinding page is a caller too).
-//     Refusal happens before any packet leaves, so a refused target's open
-//     and closed ports answer alike.
+//   - What may be dialled is the Policy (see there): public unicast always,
+//     loopback when the node listens on loopback only, private and
+//     link-local only with --wallet.allow-private. Refusal happens before
+//     any packet leaves, so a refused target's open and closed ports answer
+//     alike.
 //   - No proxy from the environment is used, redirects are followed only to
 //     the same scheme and host (at most 3), the whole exchange has a short
 //     timeout, the response is size-limited, and at most 4 probes run at once.
 type Prober struct {
-	AllowPrivate bool
-	Timeout      time.Duration
-	client       *http.Client
-	sem          chan struct{}
+	Policy  Policy
+	Timeout time.Duration
+	client  *http.Client
+	sem     chan struct{}
+	// connect, when set, runs for an address the policy allows, before
+	// the connection is made; its error stops the dial (tests use it to
+	// see the decision without dialling out).
+	connect func(address string) error
 }
 
 // NewProber returns a prober with the given policy and timeout (0: default).
-func NewProber(allowPrivate bool, timeout time.Duration) *Prober {
+func NewProber(policy Policy, timeout time.Duration) *Prober {
 	if timeout <= 0 {
 		timeout = DefaultProbeTimeout
 	}
-	p := &Prober{AllowPrivate: allowPrivate, Timeout: timeout, sem: make(chan struct{}, maxProbesInFlight)}
+	p := &Prober{Policy: policy, Timeout: timeout, sem: make(chan struct{}, maxProbesInFlight)}
 	dialer := &net.Dialer{Timeout: timeout, Control: p.control}
 	tr := &http.Transport{
 		Proxy:                  nil, // never via an environment proxy: the policy is about the real target
@@ -88,8 +88,11 @@ func (p *Prober) control(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrRefusedTarget, err)
 	}
-	if !p.AllowPrivate && !IsPublicAddr(ip) {
+	if !p.Policy.Allows(ip) {
 		return ErrRefusedTarget
+	}
+	if p.connect != nil {
+		return p.connect(address)
 	}
 	return nil
 }
@@ -103,59 +106,6 @@ func sameOriginRedirect(req *http.Request, via []*http.Request) error {
 		return fmt.Errorf("redirect to another origin refused (%s://%s)", req.URL.Scheme, req.URL.Host)
 	}
 	return nil
-}
-
-// nonPublic lists special-purpose ranges beyond what netip's predicates cover
-// (IANA special-purpose registries).
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),  // TEST-NET-1
-	netip.MustParsePrefix("192.88.99.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"),
-	netip.MustParsePrefix("203.0.113.0/24"),
-	netip.MustParsePrefix("240.0.0.0/4"), // reserved, broadcast
-	netip.MustParsePrefix("100::/64"),    // discard
-	netip.MustParsePrefix("2001::/23"),   // IETF protocol assignments (Teredo, …)
-	netip.MustParsePrefix("2001:db8::/32"),
-	netip.MustParsePrefix("fec0::/10"), // site-local (deprecated)
-}
-
-// embeds4 are IPv6 ranges that carry an IPv4 address the packet may reach.
-var embeds4 = []struct {
-	prefix netip.Prefix
-	offset int // byte offset of the IPv4 address
-}{
-	{netip.MustParsePrefix("64:ff9b::/96"), 12}, // NAT64
-	{netip.MustParsePrefix("64:ff9b:1::/48"), 12},
-	{netip.MustParsePrefix("2002::/16"), 2}, // 6to4
-}
-
-// IsPublicAddr reports whether ip is a public unicast address, the only kind
-// the probe dials unless private targets are allowed.
-func IsPublicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || !ip.IsGlobalUnicast() || ip.IsPrivate() || ip.IsLoopback() ||
-		ip.IsLinkLocalUnicast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	if ip.Is6() {
-		b := ip.As16()
-		for _, e := range embeds4 {
-			if e.prefix.Contains(ip) {
-				v4 := netip.AddrFrom4([4]byte(b[e.offset : e.offset+4]))
-				return IsPublicAddr(v4)
-			}
-		}
-	}
-	return true
 }
 
 // ProbeError is a failed probe; Refused tells a policy refusal from an

@@ -349,7 +349,8 @@ func TestIsLoopbackAddr(t *testing.T) {
 			t.Errorf("IsLoopbackAddr(%q) = %v, want %v", addr, got, want)
 		}
 	}
-	// The probe's policy does not depend on it: only AllowPrivate opens it.
+	// Private targets do not depend on it: only AllowPrivate opens them
+	// (loopback ones do: TestProbePolicyFromConfig).
 	for addr, want := range map[string]bool{"127.0.0.1": false, "0.0.0.0": false} {
 		cfg := Config{Approval: ModeAuto, NodeAddr: addr, Self: SelfChain(big.NewInt(1), Chain{})}
 		w, err := Open(cfg)

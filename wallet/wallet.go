@@ -57,11 +57,13 @@ type Config struct {
 	Approval string
 	// ApprovalTimeout bounds the wait for a person (default 120s).
 	ApprovalTimeout time.Duration
-	// AllowPrivate lets the probe reach loopback, private and link-local
-	// addresses (--wallet.allow-private); they are refused otherwise,
-	// whatever address the node listens on.
+	// AllowPrivate lets the probe reach private, link-local and loopback
+	// addresses (--wallet.allow-private), whatever address the node listens
+	// on. Without it loopback ones are reached only when the node listens
+	// on loopback only (Policy).
 	AllowPrivate bool
-	// NodeAddr is the node's listening host (its --http.addr).
+	// NodeAddr is the node's listening host (its --http.addr; "" is the
+	// default, 127.0.0.1).
 	NodeAddr string
 	// ProbeTimeout bounds the eth_chainId probe (default 5s).
 	ProbeTimeout time.Duration
@@ -140,10 +142,17 @@ func Open(cfg Config) (*Wallet, error) {
 		return nil, fmt.Errorf("wallet registry: %w", err)
 	}
 	w.reg = reg
-	// Listening on loopback does not make every caller local: a web page
-	// that rebinds its name to 127.0.0.1 is a caller too.
-	w.probe = NewProber(cfg.AllowPrivate, cfg.ProbeTimeout)
+	w.probe = NewProber(probePolicy(cfg), cfg.ProbeTimeout)
 	return w, nil
+}
+
+// refusedTarget is the -32602 answered for a target the policy refuses. It
+// names the rule, never the address a name resolved to.
+func refusedTarget(rawURL string, p Policy) error {
+	if p.Loopback {
+		return invalid("Request for method 'eth_chainId on %s refused: the RPC URL's host is a private or link-local address, which this node does not connect to for a caller; loopback ones are allowed while the node listens on loopback only (see --wallet.allow-private)", rawURL)
+	}
+	return invalid("Request for method 'eth_chainId on %s refused: the RPC URL's host is a private, loopback or link-local address, which this node does not connect to for a remote caller while it listens on a non-loopback address or advertises one with --wallet.rpc-url (see --wallet.allow-private)", rawURL)
 }
 
 // Enabled reports whether the component answers requests.
@@ -153,7 +162,7 @@ func (w *Wallet) Enabled() bool { return !w.cfg.Disabled }
 func (w *Wallet) Mode() string { return w.cfg.Approval }
 
 // AllowsPrivateTargets reports the probe's policy.
-func (w *Wallet) AllowsPrivateTargets() bool { return w.probe != nil && w.probe.AllowPrivate }
+func (w *Wallet) AllowsPrivateTargets() bool { return w.probe != nil && w.probe.Policy.Private }
 
 // Register adds the wallet methods to srv.
 func (w *Wallet) Register(srv *rpc.Server) {
@@ -214,7 +223,7 @@ func (w *Wallet) addEthereumChain(ctx context.Context, p rpc.Params) (any, error
 		var pe *ProbeError
 		if errors.As(err, &pe) && pe.Refused {
 			w.log.Info("wallet probe refused", "url", url, "err", err)
-			return nil, invalid("Request for method 'eth_chainId on %s refused: the RPC URL's host is a private, loopback or link-local address, which this node does not connect to for a remote caller (see --wallet.allow-private)", url)
+			return nil, refusedTarget(url, w.probe.Policy)
 		}
 		w.log.Info("wallet probe failed", "url", url, "err", err)
 		return nil, &rpc.InternalError{Msg: fmt.Sprintf("Request for method 'eth_chainId on %s failed", url)}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,8 +49,7 @@ func testConfig(dir string) Config {
 	return Config{
 		Approval:        ModeAuto,
 		ApprovalTimeout: 30 * time.Second,
-		NodeAddr:        "127.0.0.1",
-		AllowPrivate:    true, // the fake RPCs listen on loopback
+		NodeAddr:        "127.0.0.1", // the default: the fake RPCs on loopback are probed
 		DataDir:         dir,
 		Self:            SelfChain(big.NewInt(1337), Chain{RPCURLs: []string{"http://127.0.0.1:8545"}}),
 		Logger:          quiet,
@@ -152,74 +150,6 @@ func TestProbeMismatchAndUnreachable(t *testing.T) {
 	wantError(t, a, rpc.CodeInternal, fmt.Sprintf("Request for method 'eth_chainId on %s failed", dead))
 }
 
-func TestProbeRefusesPrivateTargets(t *testing.T) {
-	rpcSrv := newFakeRPC(t, "0x2a")
-	cfg := testConfig("")
-	cfg.AllowPrivate = false // the default, on loopback too (DNS rebinding)
-	w, srv := openWallet(t, cfg)
-	if w.AllowsPrivateTargets() {
-		t.Fatal("private targets allowed by default")
-	}
-	for _, u := range []string{rpcSrv.URL, strings.Replace(rpcSrv.URL, "127.0.0.1", "localhost", 1)} {
-		a := call(t, context.Background(), srv, MethodAdd, addParams("0x2a", "Forty-two", "FT", u))
-		wantError(t, a, rpc.CodeInvalidParams, fmt.Sprintf("Request for method 'eth_chainId on %s refused: the RPC URL's host is a private, loopback or link-local address, which this node does not connect to for a remote caller (see --wallet.allow-private)", u))
-	}
-	if n := rpcSrv.hits.Load(); n != 0 {
-		t.Fatalf("refused target received %d requests", n)
-	}
-	if len(w.Pending()) != 0 {
-		t.Fatal("a refused request reached the approval queue")
-	}
-
-	// The flag allows them again.
-	cfg.AllowPrivate = true
-	_, srv2 := openWallet(t, cfg)
-	wantNull(t, call(t, context.Background(), srv2, MethodAdd, addParams("0x2a", "Forty-two", "FT", rpcSrv.URL)))
-}
-
-func TestProberPolicy(t *testing.T) {
-	p := NewProber(false, 2*time.Second)
-	ctx := context.Background()
-	// Every one of these is refused at dial time, before a packet is sent:
-	// the dialer's Control hook runs before connect(2).
-	for _, u := range []string{
-		"http://127.0.0.1:1/", "http://localhost:1/", "http://[::1]:1/", "http://10.0.0.1:1/", "http://192.168.1.1:1/",
-		"http://172.16.0.1:1/", "http://169.254.169.254/latest/meta-data", "http://[fe80::1]:1/", "http://0.0.0.0:1/",
-		"http://100.64.0.1:1/", "http://[::ffff:10.0.0.1]:1/", "http://[64:ff9b::a00:1]:1/",
-	} {
-		_, err := p.ChainID(ctx, u)
-		var pe *ProbeError
-		if err == nil || !asProbeError(err, &pe) || !pe.Refused {
-			t.Errorf("%s: got %v, want a refusal", u, err)
-		}
-	}
-}
-
-func asProbeError(err error, pe **ProbeError) bool {
-	e, ok := err.(*ProbeError)
-	if ok {
-		*pe = e
-	}
-	return ok
-}
-
-func TestIsPublicAddr(t *testing.T) {
-	public := []string{"8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808"}
-	private := []string{"127.0.0.1", "10.1.2.3", "172.31.255.255", "192.168.0.1", "169.254.169.254", "100.64.0.1",
-		"0.0.0.0", "255.255.255.255", "224.0.0.1", "192.0.2.1", "198.18.0.1", "240.0.0.1", "::", "::1", "fe80::1",
-		"fc00::1", "fd12::1", "ff02::1", "::ffff:127.0.0.1", "64:ff9b::7f00:1", "2002:a00:1::1", "2001:db8::1"}
-	for _, s := range public {
-		if !IsPublicAddr(mustAddr(t, s)) {
-			t.Errorf("%s should be public", s)
-		}
-	}
-	for _, s := range private {
-		if IsPublicAddr(mustAddr(t, s)) {
-			t.Errorf("%s should not be public", s)
-		}
-	}
-}
-
 func TestProbeRedirectsAndLimits(t *testing.T) {
 	target := newFakeRPC(t, "0x2a")
 	// A redirect to another origin (another port is another host:port) is refused.
@@ -227,7 +157,7 @@ func TestProbeRedirectsAndLimits(t *testing.T) {
 		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
 	}))
 	defer other.Close()
-	p := NewProber(true, 5*time.Second)
+	p := NewProber(Policy{Loopback: true}, 5*time.Second)
 	if _, err := p.ChainID(context.Background(), other.URL); err == nil || !strings.Contains(err.Error(), "redirect to another origin refused") {
 		t.Errorf("cross-origin redirect: got %v", err)
 	}
@@ -275,7 +205,7 @@ func TestProbeRedirectsAndLimits(t *testing.T) {
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-stall }))
 	defer slow.Close()
 	defer close(stall)
-	short := NewProber(true, 100*time.Millisecond)
+	short := NewProber(Policy{Loopback: true}, 100*time.Millisecond)
 	if _, err := short.ChainID(context.Background(), slow.URL); err == nil {
 		t.Error("a stalled RPC did not time out")
 	}
@@ -478,13 +408,4 @@ func TestSetSelfRPCURL(t *testing.T) {
 	if got := w2.Self().RPCURLs; got[0] != "https://rpc.example.com" {
 		t.Errorf("configured URL replaced: %v", got)
 	}
-}
-
-func mustAddr(t *testing.T, s string) netip.Addr {
-	t.Helper()
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
 }

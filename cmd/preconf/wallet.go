@@ -24,7 +24,7 @@ var walletFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "wallet", Value: true, Usage: "serve the built-in wallet methods (false: they answer 4100)", EnvVars: envName("wallet")},
 	&cli.StringFlag{Name: "wallet.approval", Value: wallet.ModePrompt, Usage: "who decides wallet requests: prompt (a person decides, on the node's page or with preconf wallet approve|reject ID), auto (approve valid requests), reject (reject all)", EnvVars: envName("wallet.approval")},
 	&cli.DurationFlag{Name: "wallet.approval-timeout", Value: wallet.DefaultApprovalTimeout, Usage: "how long a request waits for a person before it is rejected (4001)", EnvVars: envName("wallet.approval-timeout")},
-	&cli.BoolFlag{Name: "wallet.allow-private", Usage: "let the eth_chainId probe reach private, loopback and link-local addresses even when the node listens on a public address", EnvVars: envName("wallet.allow-private")},
+	&cli.BoolFlag{Name: "wallet.allow-private", Usage: "let the eth_chainId probe reach private and link-local addresses, and loopback ones when the node listens on a non-loopback address (a node on loopback only probes loopback URLs without it)", EnvVars: envName("wallet.allow-private")},
 	&cli.DurationFlag{Name: "wallet.probe-timeout", Value: wallet.DefaultProbeTimeout, Usage: "time limit of the eth_chainId probe of a submitted RPC URL", EnvVars: envName("wallet.probe-timeout")},
 	&cli.StringFlag{Name: "wallet.chain-name", Usage: "this node's chain name in the registry and on the page (default \"preconf chain <id>\")", EnvVars: envName("wallet.chain-name")},
 	&cli.StringFlag{Name: "wallet.currency-name", Value: "Ether", Usage: "this node's native currency name", EnvVars: envName("wallet.currency-name")},
