@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -17,19 +19,40 @@ type Received struct {
 	At time.Time
 }
 
+// Client defaults.
+const (
+	// DefaultPingInterval is how often the feed is pinged, as Base's node
+	// does: a feed that froze silently (a half-open TCP connection, no close,
+	// no pong) is dropped within two intervals.
+	DefaultPingInterval = 500 * time.Millisecond
+	// DefaultMaxBackoff caps the wait between reconnection attempts: a feed
+	// that comes back is seen again within about one flashblock interval
+	// (a refused dial costs one TCP handshake).
+	DefaultMaxBackoff = 200 * time.Millisecond
+	// DefaultMinBackoff is the wait after the first failed attempt (the
+	// first attempt after a lost connection is immediate).
+	DefaultMinBackoff = 20 * time.Millisecond
+	// DefaultReadLimit caps one frame.
+	DefaultReadLimit = 32 << 20
+)
+
 // Client keeps a websocket connection to a flashblocks feed: it pings the
-// feed, decodes every frame, and reconnects with a growing backoff when the
-// connection is lost.
+// feed, decodes every frame, and reconnects when the connection is lost or
+// stops answering. Connection trouble is logged once per episode (lost,
+// then back with how long it took), not once per attempt or frame.
 type Client struct {
 	URL string
-	// MinBackoff and MaxBackoff bound the wait before reconnecting (defaults
-	// 1 s and 10 s, as Base's node does); the wait doubles per failure and
-	// resets once a frame has been received.
+	// MinBackoff and MaxBackoff bound the wait between reconnection attempts
+	// (defaults DefaultMinBackoff, DefaultMaxBackoff): the first attempt
+	// after a lost connection is immediate, then the wait doubles, with up
+	// to 50 % random jitter so that replicas do not retry in step.
 	MinBackoff, MaxBackoff time.Duration
-	// PingInterval is how often the feed is pinged (default 10 s); a feed
-	// that does not answer within it is considered dead.
+	// PingInterval is how often the feed is pinged (default
+	// DefaultPingInterval); a ping unanswered within it, while no frame
+	// arrives either, ends the connection.
 	PingInterval time.Duration
-	// ReadLimit caps one frame (default 32 MiB).
+	// ReadLimit caps one frame (default DefaultReadLimit); a larger frame
+	// ends the connection (the feed is then reconnected).
 	ReadLimit int64
 	Metrics   *Metrics
 	Logger    *slog.Logger
@@ -38,6 +61,9 @@ type Client struct {
 	connected bool
 	changed   time.Time // when connected last changed (zero: never connected)
 	lastErr   error
+
+	lastFrame atomic.Int64 // Unix ns of the last frame read (0: none yet)
+	invalid   Episode      // undecodable frames in a row
 }
 
 // Status reports whether the feed is connected and the last connection error.
@@ -55,6 +81,14 @@ func (c *Client) Since() time.Time {
 	return c.changed
 }
 
+// LastFrame is when the last frame was read (zero before the first).
+func (c *Client) LastFrame() time.Time {
+	if ns := c.lastFrame.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
 func (c *Client) setStatus(connected bool, err error) {
 	c.mu.Lock()
 	if connected != c.connected {
@@ -69,16 +103,17 @@ func (c *Client) setStatus(connected bool, err error) {
 
 func (c *Client) defaults() {
 	if c.MinBackoff <= 0 {
-		c.MinBackoff = time.Second
+		c.MinBackoff = DefaultMinBackoff
 	}
-	if c.MaxBackoff < c.MinBackoff {
-		c.MaxBackoff = max(10*time.Second, c.MinBackoff)
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = DefaultMaxBackoff
 	}
+	c.MaxBackoff = max(c.MaxBackoff, c.MinBackoff)
 	if c.PingInterval <= 0 {
-		c.PingInterval = 10 * time.Second
+		c.PingInterval = DefaultPingInterval
 	}
 	if c.ReadLimit <= 0 {
-		c.ReadLimit = 32 << 20
+		c.ReadLimit = DefaultReadLimit
 	}
 	if c.Metrics == nil {
 		c.Metrics = new(Metrics)
@@ -94,29 +129,80 @@ func (c *Client) defaults() {
 // ctx ends.
 func (c *Client) Run(ctx context.Context, deliver func(Received), connected func()) error {
 	c.defaults()
-	backoff := c.MinBackoff
+	var o outage
 	for {
-		got, err := c.session(ctx, deliver, connected)
+		got, err := c.session(ctx, deliver, connected, func() { o.up(c) })
 		c.setStatus(false, err)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if got {
-			backoff = c.MinBackoff
+		if wait := o.lost(c, err, got); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
 		}
-		c.Logger.Warn("flashblocks feed disconnected", "url", c.URL, "err", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, c.MaxBackoff)
 	}
 }
 
+// outage is Run's reconnection state: when the feed was lost, how many
+// attempts failed since, and the current backoff. A connection counts as
+// up once it delivers a frame (a feed that accepts and hangs up at once is
+// still down).
+type outage struct {
+	ever     bool          // a connection delivered frames at least once
+	down     time.Time     // when the feed was lost (zero: up)
+	attempts int           // failed attempts since down
+	backoff  time.Duration // the last wait's base
+}
+
+// up: a connection delivered its first frame.
+func (o *outage) up(c *Client) {
+	switch {
+	case !o.ever:
+		c.Logger.Info("flashblocks feed connected", "url", c.URL)
+	case !o.down.IsZero():
+		c.Metrics.Reconnects.Add(1)
+		c.Logger.Info("flashblocks feed back", "url", c.URL, "down_for", time.Since(o.down).Round(time.Millisecond), "failed_attempts", o.attempts)
+	}
+	o.ever, o.down, o.attempts, o.backoff = true, time.Time{}, 0, 0
+}
+
+// lost: a connection (or an attempt) ended with err; got says whether it
+// delivered frames. It logs the first failure of an outage and returns the
+// wait before the next attempt: none right after a working connection,
+// then MinBackoff doubling to MaxBackoff, with jitter.
+func (o *outage) lost(c *Client, err error, got bool) time.Duration {
+	if errors.Is(err, ErrFrozen) {
+		c.Metrics.Freezes.Add(1)
+	}
+	if got {
+		o.down = time.Now()
+		c.Logger.Warn("flashblocks feed connection lost; reconnecting", "url", c.URL, "err", err)
+		return 0
+	}
+	c.Metrics.DialFailures.Add(1)
+	if o.down.IsZero() {
+		o.down = time.Now()
+	}
+	if o.attempts == 0 && !o.ever {
+		c.Logger.Warn("flashblocks feed unreachable; retrying", "url", c.URL, "err", err, "retry_every_max", c.MaxBackoff)
+	} else if o.attempts == 0 {
+		c.Logger.Warn("flashblocks feed still down; retrying quietly", "url", c.URL, "err", err, "retry_every_max", c.MaxBackoff)
+	}
+	o.attempts++
+	o.backoff = min(max(2*o.backoff, c.MinBackoff), c.MaxBackoff)
+	return o.backoff/2 + rand.N(o.backoff/2+1)
+}
+
+// ErrFrozen is a connection that stopped answering pings while no frame
+// arrived: a silent freeze (half-open TCP, a stuck proxy).
+var ErrFrozen = errors.New("feed froze: no frame and no pong")
+
 // session runs one connection until it fails; got reports whether any frame
-// was received (which resets the backoff).
-func (c *Client) session(ctx context.Context, deliver func(Received), connected func()) (got bool, err error) {
+// was received (firstFrame is called at the first).
+func (c *Client) session(ctx context.Context, deliver func(Received), connected, firstFrame func()) (got bool, err error) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	conn, _, err := websocket.Dial(dctx, c.URL, nil)
 	cancel()
@@ -128,7 +214,6 @@ func (c *Client) session(ctx context.Context, deliver func(Received), connected 
 	c.Metrics.Connects.Add(1)
 	defer c.Metrics.Disconnect.Add(1)
 	c.setStatus(true, nil)
-	c.Logger.Info("flashblocks feed connected", "url", c.URL)
 	if connected != nil {
 		connected()
 	}
@@ -146,7 +231,11 @@ func (c *Client) session(ctx context.Context, deliver func(Received), connected 
 			return got, fmt.Errorf("read: %w", err)
 		}
 		at := time.Now()
-		got = true
+		c.lastFrame.Store(at.UnixNano())
+		if !got {
+			got = true
+			firstFrame()
+		}
 		c.Metrics.Frames.Add(1)
 		c.Metrics.Bytes.Add(uint64(len(data)))
 		if typ == websocket.MessageBinary {
@@ -155,16 +244,22 @@ func (c *Client) session(ctx context.Context, deliver func(Received), connected 
 		fb, err := Decode(data)
 		if err != nil {
 			c.Metrics.Count(Invalid)
-			c.Logger.Debug("bad flashblock frame", "err", err, "bytes", len(data))
+			if c.invalid.Begin() {
+				c.Logger.Warn("invalid flashblocks frame; further ones are counted (invalid) until a valid one", "url", c.URL, "err", err, "bytes", len(data))
+			}
 			continue
+		}
+		if ok, lasted, n := c.invalid.End(); ok {
+			c.Logger.Info("flashblocks feed valid again", "url", c.URL, "invalid_frames", n, "for", lasted.Round(time.Millisecond))
 		}
 		fb.Received = at
 		deliver(Received{FB: fb, At: at})
 	}
 }
 
-var errPingTimeout = errors.New("feed did not answer a ping in time")
-
+// pinger pings every PingInterval; a ping unanswered within the interval
+// ends the connection unless a frame arrived meanwhile (a pong can queue
+// behind a burst of frames, which prove the connection alive anyway).
 func (c *Client) pinger(ctx context.Context, stop context.CancelCauseFunc, conn *websocket.Conn) {
 	t := time.NewTicker(c.PingInterval)
 	defer t.Stop()
@@ -174,12 +269,17 @@ func (c *Client) pinger(ctx context.Context, stop context.CancelCauseFunc, conn 
 			return
 		case <-t.C:
 		}
+		sent := time.Now()
 		pctx, cancel := context.WithTimeout(ctx, c.PingInterval)
 		err := conn.Ping(pctx)
 		cancel()
-		if err != nil && ctx.Err() == nil {
-			stop(fmt.Errorf("%w: %v", errPingTimeout, err))
-			return
+		if err == nil || ctx.Err() != nil {
+			continue
 		}
+		if last := c.LastFrame(); last.After(sent) {
+			continue
+		}
+		stop(fmt.Errorf("%w within %v: %v", ErrFrozen, c.PingInterval, err))
+		return
 	}
 }

@@ -2,9 +2,11 @@ package feed
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,4 +94,152 @@ func TestClientBackoffWhenFeedDown(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// countingHandler counts log records by message.
+type countingHandler struct {
+	mu   sync.Mutex
+	msgs map[string]int
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	if h.msgs == nil {
+		h.msgs = make(map[string]int)
+	}
+	h.msgs[r.Message]++
+	h.mu.Unlock()
+	return nil
+}
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
+
+func (h *countingHandler) count(msg string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.msgs[msg]
+}
+
+// A feed that freezes silently (no close, no frame, no pong: the anchor is
+// op-reth nodes whose pending block stayed frozen for days on a half-open
+// connection) is dropped after an unanswered ping and reconnected at once;
+// the loss is logged once. Garbage frames are logged once per run of them.
+func TestClientFreezeIsDetected(t *testing.T) {
+	var conns atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		n := conns.Add(1)
+		ctx := r.Context()
+		for range 3 {
+			c.Write(ctx, websocket.MessageBinary, []byte{1, 2, 3})
+		}
+		c.Write(ctx, websocket.MessageText, []byte(sample))
+		if n == 1 {
+			// Frozen: nothing is read, so no pong is sent, and nothing is written.
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return
+		}
+		c.CloseRead(ctx)
+		<-ctx.Done()
+	}))
+	defer srv.Close()
+	defer close(release)
+
+	logs := new(countingHandler)
+	m := new(Metrics)
+	cl := &Client{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), PingInterval: 50 * time.Millisecond, Metrics: m, Logger: slog.New(logs)}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := make(chan Received, 100)
+	done := make(chan error, 1)
+	go func() { done <- cl.Run(ctx, func(r Received) { got <- r }, nil) }()
+	for i := range 2 {
+		select {
+		case <-got:
+		case <-ctx.Done():
+			t.Fatalf("frame %d not delivered: the freeze was not detected (connections %d, metrics %v)", i, conns.Load(), m.Snapshot())
+		}
+	}
+	cancel()
+	<-done
+	if m.Freezes.Load() != 1 || m.Reconnects.Load() != 1 {
+		t.Fatalf("metrics %v", m.Snapshot())
+	}
+	if n := logs.count("flashblocks feed connection lost; reconnecting"); n != 1 {
+		t.Fatalf("loss logged %d times", n)
+	}
+	if n := logs.count("invalid flashblocks frame; further ones are counted (invalid) until a valid one"); n != 2 {
+		t.Fatalf("invalid frames logged %d times for two runs of three", n)
+	}
+	if m.Get(Invalid) != 6 {
+		t.Fatalf("invalid frames counted: %d", m.Get(Invalid))
+	}
+}
+
+// Refused reconnects (the anchor: a reset followed by seconds of refused
+// reconnects left pending stale for 3.2 s after the feed was back, with a
+// backoff of 1, 2, 4 s) are retried at most MaxBackoff apart and logged
+// once; the feed is used again as soon as it accepts.
+func TestClientRefusedReconnects(t *testing.T) {
+	var refuse atomic.Bool
+	var served atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		served.Add(1)
+		c.Write(r.Context(), websocket.MessageText, []byte(sample))
+		if served.Load() == 1 {
+			refuse.Store(true)
+			return // reset: no closing handshake
+		}
+		c.CloseRead(r.Context())
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+
+	logs := new(countingHandler)
+	m := new(Metrics)
+	cl := &Client{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), MinBackoff: 2 * time.Millisecond, MaxBackoff: 10 * time.Millisecond, Metrics: m, Logger: slog.New(logs)}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := make(chan Received, 100)
+	done := make(chan error, 1)
+	go func() { done <- cl.Run(ctx, func(r Received) { got <- r }, nil) }()
+	<-got
+	for m.DialFailures.Load() < 20 {
+		if ctx.Err() != nil {
+			t.Fatalf("only %d attempts", m.DialFailures.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	refuse.Store(false)
+	select {
+	case <-got:
+	case <-ctx.Done():
+		t.Fatal("no frame after the feed accepted again")
+	}
+	cancel()
+	<-done
+	if n := logs.count("flashblocks feed connection lost; reconnecting") + logs.count("flashblocks feed still down; retrying quietly"); n != 2 {
+		t.Fatalf("outage logged %d times, want the loss and the first failed retry: %v", n, logs.msgs)
+	}
+	if logs.count("flashblocks feed back") != 1 || m.Reconnects.Load() != 1 {
+		t.Fatalf("recovery not logged once: %v, metrics %v", logs.msgs, m.Snapshot())
+	}
 }

@@ -48,6 +48,10 @@ type Metrics struct {
 	Frames     atomic.Uint64 // frames read
 	Bytes      atomic.Uint64 // frame bytes read
 	Brotli     atomic.Uint64 // binary (brotli) frames
+	// Reconnects are connections after the first; Freezes connections
+	// dropped because the feed answered neither with a frame nor a pong;
+	// DialFailures failed connection attempts.
+	Reconnects, Freezes, DialFailures atomic.Uint64
 }
 
 // Count records one outcome.
@@ -62,7 +66,7 @@ func (m *Metrics) Get(o Outcome) uint64 { return m.outcomes[o].Load() }
 
 // Snapshot returns every counter by name.
 func (m *Metrics) Snapshot() map[string]uint64 {
-	out := make(map[string]uint64, numOutcomes+5)
+	out := make(map[string]uint64, numOutcomes+8)
 	for o := Outcome(0); o < numOutcomes; o++ {
 		out[o.String()] = m.outcomes[o].Load()
 	}
@@ -71,6 +75,9 @@ func (m *Metrics) Snapshot() map[string]uint64 {
 	out["frames"] = m.Frames.Load()
 	out["frame_bytes"] = m.Bytes.Load()
 	out["brotli_frames"] = m.Brotli.Load()
+	out["reconnects"] = m.Reconnects.Load()
+	out["freezes"] = m.Freezes.Load()
+	out["dial_failures"] = m.DialFailures.Load()
 	return out
 }
 

@@ -22,6 +22,9 @@ type block struct {
 	fbs     []*Flashblock
 	txs     []common.Hash // pre-confirmed transaction hashes so far
 	seq     uint64        // arrival order of index 0
+	// held are flashblocks that arrived after a missing index, by index,
+	// applied when the missing one arrives (reordered messages).
+	held map[uint64]*Flashblock
 }
 
 // Tracker applies the sequencing rules of the flashblocks format to a stream
@@ -29,9 +32,16 @@ type block struct {
 // pending block: those of the block whose parent is the canonical head.
 //
 //   - Accept the next index of a known payload, or index 0 of a new block.
-//   - Ignore duplicates.
-//   - A gap in indexes drops that block; a non-zero index for an unknown
-//     block drops the pending block. Either waits for the next index 0.
+//   - Ignore duplicates, and messages of payloads already left behind
+//     (replays of earlier blocks' messages: stale).
+//   - A flashblock after a missing index is held (up to maxHeld a block)
+//     and applied when the missing one arrives; until then the block's
+//     flashblocks up to the gap stay pending. A gap never filled keeps that
+//     prefix pending until the block is sealed: older by a few flashblocks,
+//     never older than the sealed chain.
+//   - A non-zero index for a block whose index 0 was never seen is counted
+//     and ignored; the pending block stays (it is still the newest state
+//     known to build on the canonical head).
 //   - A flashblock ahead of the canonical head (its parent not sealed yet) is
 //     buffered, up to Ahead blocks beyond the next one.
 //   - A canonical head covering the pending block clears it (catch-up); if
@@ -48,7 +58,18 @@ type Tracker struct {
 	cur     *block
 	seq     uint64
 	m       *Metrics
+	// gone remembers the payloads no longer held (sealed, too old, dropped),
+	// so that a replay of their messages is recognised as stale.
+	gone     map[PayloadID]struct{}
+	goneRing [goneKept]PayloadID
+	goneNext int
 }
+
+// goneKept is how many left-behind payloads are remembered.
+const goneKept = 256
+
+// maxHeld bounds the flashblocks held after a gap in one block.
+const maxHeld = 64
 
 // DefaultAhead is how many blocks past the next one are buffered.
 const DefaultAhead = 3
@@ -59,7 +80,21 @@ func NewTracker(ahead int, m *Metrics) *Tracker {
 	if ahead <= 0 {
 		ahead = DefaultAhead
 	}
-	return &Tracker{ahead: uint64(ahead), blocks: make(map[PayloadID]*block), m: m}
+	return &Tracker{ahead: uint64(ahead), blocks: make(map[PayloadID]*block), gone: make(map[PayloadID]struct{}, goneKept), m: m}
+}
+
+// forget removes a block and remembers its payload as left behind.
+func (t *Tracker) forget(b *block) {
+	delete(t.blocks, b.payload)
+	if _, ok := t.gone[b.payload]; ok {
+		return
+	}
+	if old := t.goneRing[t.goneNext]; old != (PayloadID{}) {
+		delete(t.gone, old)
+	}
+	t.goneRing[t.goneNext] = b.payload
+	t.goneNext = (t.goneNext + 1) % goneKept
+	t.gone[b.payload] = struct{}{}
 }
 
 func (t *Tracker) count(o Outcome) Outcome {
@@ -72,8 +107,12 @@ func (t *Tracker) Flashblock(fb *Flashblock) Outcome {
 	if fb == nil || (fb.Index == 0 && fb.Base == nil) {
 		return t.count(Invalid)
 	}
+	if _, ok := t.gone[fb.PayloadID]; ok {
+		return t.count(Stale)
+	}
+	b, ok := t.blocks[fb.PayloadID]
 	if fb.Index == 0 {
-		if _, ok := t.blocks[fb.PayloadID]; ok {
+		if ok {
 			return t.count(Duplicate)
 		}
 		n := fb.Number()
@@ -86,7 +125,7 @@ func (t *Tracker) Flashblock(fb *Flashblock) Outcome {
 			}
 		}
 		t.seq++
-		b := &block{payload: fb.PayloadID, number: n, parent: fb.Base.ParentHash, seq: t.seq}
+		b = &block{payload: fb.PayloadID, number: n, parent: fb.Base.ParentHash, seq: t.seq}
 		b.add(fb)
 		t.blocks[fb.PayloadID] = b
 		t.bound()
@@ -96,29 +135,48 @@ func (t *Tracker) Flashblock(fb *Flashblock) Outcome {
 		}
 		return t.count(Buffered)
 	}
-	b, ok := t.blocks[fb.PayloadID]
 	if !ok {
-		// The builder is on a block we never saw start: whatever is pending
-		// is behind it. Drop it until the next index 0.
-		if t.cur != nil {
-			delete(t.blocks, t.cur.payload)
-			t.cur = nil
-		}
+		// The builder is on a block whose start we never saw (index 0 lost,
+		// or joined mid-block): nothing to apply it to.
 		return t.count(Unknown)
 	}
 	switch next := uint64(len(b.fbs)); {
 	case fb.Index < next:
 		return t.count(Duplicate)
 	case fb.Index > next:
-		delete(t.blocks, b.payload)
-		t.recompute()
+		if _, dup := b.held[fb.Index]; dup {
+			return t.count(Duplicate)
+		}
+		if fb.Index-next <= maxHeld && len(b.held) < maxHeld {
+			if b.held == nil {
+				b.held = make(map[uint64]*Flashblock)
+			}
+			b.held[fb.Index] = fb
+		}
 		return t.count(Gap)
 	}
 	b.add(fb)
+	for {
+		next, ok := b.held[uint64(len(b.fbs))]
+		if !ok {
+			break
+		}
+		delete(b.held, next.Index)
+		b.add(next)
+	}
 	if b == t.cur {
 		return t.count(Accepted)
 	}
 	return t.count(Buffered)
+}
+
+// Held is the number of flashblocks of payload id waiting for a missing
+// index.
+func (t *Tracker) Held(id PayloadID) int {
+	if b := t.blocks[id]; b != nil {
+		return len(b.held)
+	}
+	return 0
 }
 
 func (b *block) add(fb *Flashblock) {
@@ -142,9 +200,9 @@ func (t *Tracker) Head(h Head) Outcome {
 		}
 	}
 	t.head, t.hasHead = h, true
-	for id, b := range t.blocks {
+	for _, b := range t.blocks {
 		if b.number <= h.Number || b.number > h.Number+1+t.ahead {
-			delete(t.blocks, id)
+			t.forget(b)
 		}
 	}
 	t.recompute()
@@ -154,7 +212,9 @@ func (t *Tracker) Head(h Head) Outcome {
 // Drop discards a payload (its re-execution failed for good); pending waits
 // for the next index 0.
 func (t *Tracker) Drop(id PayloadID) {
-	delete(t.blocks, id)
+	if b := t.blocks[id]; b != nil {
+		t.forget(b)
+	}
 	t.recompute()
 }
 
@@ -205,7 +265,7 @@ func (t *Tracker) bound() {
 				oldest = b
 			}
 		}
-		delete(t.blocks, oldest.payload)
+		t.forget(oldest)
 	}
 }
 

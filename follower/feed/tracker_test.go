@@ -75,20 +75,46 @@ func TestTracker(t *testing.T) {
 			{fb: fbi(1, 1), want: Duplicate, pending: pid(1), count: 2},
 			{fb: fbi(1, 2), want: Accepted, pending: pid(1), count: 3},
 		}},
-		{"gap drops pending until the next index 0", []step{
+		{"reordered: held after the gap, applied when the missing one arrives", []step{
 			{head: head(10, 0xa, 9), want: HeadNew},
 			{fb: fb0(1, 11, hashOf(0xa)), want: Accepted, pending: pid(1), count: 1},
-			{fb: fbi(1, 2), want: Gap},
-			{fb: fbi(1, 3), want: Unknown},
-			{fb: fbi(1, 1), want: Unknown},
-			{head: head(11, 0xb, 0xa), want: HeadNew},
+			{fb: fbi(1, 2), want: Gap, pending: pid(1), count: 1},
+			{fb: fbi(1, 3), want: Gap, pending: pid(1), count: 1},
+			{fb: fbi(1, 3), want: Duplicate, pending: pid(1), count: 1},
+			{fb: fbi(1, 1), want: Accepted, pending: pid(1), count: 4},
+			{fb: fbi(1, 4), want: Accepted, pending: pid(1), count: 5},
+		}},
+		{"dropped: the prefix stays pending until the block is sealed", []step{
+			{head: head(10, 0xa, 9), want: HeadNew},
+			{fb: fb0(1, 11, hashOf(0xa)), want: Accepted, pending: pid(1), count: 1},
+			{fb: fbi(1, 2), want: Gap, pending: pid(1), count: 1},
+			{head: head(11, 0xb, 0xa), want: CaughtUp},
+			{fb: fbi(1, 3), want: Stale},
 			{fb: fb0(2, 12, hashOf(0xb)), want: Accepted, pending: pid(2), count: 1},
 		}},
-		{"non-zero index of an unknown block drops pending", []step{
+		{"non-zero index of an unknown block leaves pending alone", []step{
 			{head: head(10, 0xa, 9), want: HeadNew},
 			{fb: fb0(1, 11, hashOf(0xa)), want: Accepted, pending: pid(1), count: 1},
-			{fb: fbi(7, 4), want: Unknown},
-			{fb: fbi(1, 1), want: Unknown},
+			{fb: fbi(7, 4), want: Unknown, pending: pid(1), count: 1},
+			{fb: fbi(1, 1), want: Accepted, pending: pid(1), count: 2},
+		}},
+		{"replays of earlier blocks' messages are stale", []step{
+			{head: head(10, 0xa, 9), want: HeadNew},
+			{fb: fb0(1, 11, hashOf(0xa)), want: Accepted, pending: pid(1), count: 1},
+			{fb: fbi(1, 1), want: Accepted, pending: pid(1), count: 2},
+			{head: head(11, 0xb, 0xa), want: CaughtUp},
+			{fb: fb0(2, 12, hashOf(0xb)), want: Accepted, pending: pid(2), count: 1},
+			{fb: fb0(1, 11, hashOf(0xa)), want: Stale, pending: pid(2), count: 1},
+			{fb: fbi(1, 1), want: Stale, pending: pid(2), count: 1},
+			{fb: fbi(1, 7), want: Stale, pending: pid(2), count: 1},
+		}},
+		{"builder fail-over: a new payload for the same block takes over", []step{
+			{head: head(10, 0xa, 9), want: HeadNew},
+			{fb: fb0(1, 11, hashOf(0xa)), want: Accepted, pending: pid(1), count: 1},
+			{fb: fbi(1, 1), want: Accepted, pending: pid(1), count: 2},
+			{fb: fb0(2, 11, hashOf(0xa)), want: Accepted, pending: pid(2), count: 1},
+			{fb: fbi(1, 2), want: Buffered, pending: pid(2), count: 1},
+			{fb: fbi(2, 1), want: Accepted, pending: pid(2), count: 2},
 		}},
 		{"early flashblocks buffered until their parent is canonical", []step{
 			{head: head(10, 0xa, 9), want: HeadNew},
@@ -192,6 +218,34 @@ func TestTracker(t *testing.T) {
 				t.Fatalf("metrics counted %d outcomes for %d events: %v", total, len(tc.steps), m.Snapshot())
 			}
 		})
+	}
+}
+
+// A gap never filled holds at most maxHeld flashblocks.
+func TestTrackerBoundsHeld(t *testing.T) {
+	tr := NewTracker(2, nil)
+	tr.Head(*head(10, 0xa, 9))
+	tr.Flashblock(fb0(1, 11, hashOf(0xa)))
+	for i := range 1000 {
+		if o := tr.Flashblock(fbi(1, uint64(i+2))); o != Gap {
+			t.Fatalf("index %d: %v", i+2, o)
+		}
+	}
+	if n := tr.Held(pid(1)); n != maxHeld {
+		t.Fatalf("%d held, want %d", n, maxHeld)
+	}
+}
+
+// The payloads remembered as left behind are bounded.
+func TestTrackerBoundsGone(t *testing.T) {
+	tr := NewTracker(2, nil)
+	for i := range 3 * goneKept {
+		n := uint64(10 + i)
+		tr.Head(Head{Number: n, Hash: common.BigToHash(new(big.Int).SetUint64(n))})
+		tr.Flashblock(&Flashblock{PayloadID: PayloadID{byte(i), byte(i >> 8), 1}, Base: &Base{BlockNumber: hexutil.Uint64(n + 1), ParentHash: common.BigToHash(new(big.Int).SetUint64(n)), BaseFeePerGas: (*hexutil.Big)(big.NewInt(1))}})
+	}
+	if len(tr.gone) != goneKept {
+		t.Fatalf("%d payloads remembered, want %d", len(tr.gone), goneKept)
 	}
 }
 
