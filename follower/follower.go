@@ -44,9 +44,15 @@ type Config struct {
 	Ahead int
 	// UpstreamTimeout bounds one upstream request (default 10 s).
 	UpstreamTimeout time.Duration
-	// Feed connection: backoff bounds and ping interval (defaults 1 s, 10 s, 10 s).
+	// Feed connection: reconnection backoff bounds, ping interval and the
+	// largest frame (defaults in follower/feed: 20 ms, 200 ms, 500 ms, 32 MiB).
 	MinBackoff, MaxBackoff, PingInterval time.Duration
-	Logger                               *slog.Logger
+	MaxFrame                             int64
+	// Stall is how long the feed may be silent, a head poll go unanswered
+	// or the upstream stay behind the feed before Health reports it
+	// (default DefaultStall); a head poll is abandoned after it too.
+	Stall  time.Duration
+	Logger *slog.Logger
 	// Observe, if set, is called (on the follower's goroutine) after the
 	// first publication of each flashblock, with the time from the frame's
 	// arrival until the snapshot showing it was visible (including any wait
@@ -80,12 +86,20 @@ type Follower struct {
 	mu        sync.Mutex
 	headErr   error
 	headDown  time.Time // when head polls started failing
+	headOK    time.Time // the last head poll answered
 	execErr   error
 	execFails uint64
 	invalid   uint64
 	published atomic.Uint64
 	shown     map[feed.PayloadID]uint64 // highest index published per payload (loop only)
 	warmed    common.Hash               // the last block warmParent seeded (loop only)
+	flog      feedLog                   // loop only
+	waiters   txWaiters                 // eth_sendRawTransactionSync callers (sync.go)
+
+	up       upstreamWatch
+	tip      atomic.Uint64            // the newest block number the feed pre-confirms (index 0 seen)
+	lagSince atomic.Int64             // Unix ns since the upstream's head is behind the feed (0: it is not)
+	episodes [numCauses]atomic.Uint64 // ill-health episodes by cause (health.go)
 
 	states *lru[common.Hash, *remote.State] // sealed states by block hash
 
@@ -133,6 +147,9 @@ func New(cfg Config, src *pending.Source) (*Follower, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Stall <= 0 {
+		cfg.Stall = DefaultStall
+	}
 	client := remote.NewClient(cfg.Upstream, cfg.UpstreamTimeout)
 	sh := remote.NewShared(client, cfg.Proofs)
 	if cfg.UpstreamTimeout > 0 {
@@ -151,8 +168,9 @@ func New(cfg Config, src *pending.Source) (*Follower, error) {
 		pollNow: make(chan struct{}, 1),
 		feed: &feed.Client{
 			URL: cfg.Feed, MinBackoff: cfg.MinBackoff, MaxBackoff: cfg.MaxBackoff,
-			PingInterval: cfg.PingInterval, Metrics: m, Logger: cfg.Logger,
+			PingInterval: cfg.PingInterval, ReadLimit: cfg.MaxFrame, Metrics: m, Logger: cfg.Logger,
 		},
+		flog: feedLog{log: cfg.Logger},
 	}
 	f.exec.stateAt = f.stateAt
 	if cfg.Metrics != nil {
@@ -179,6 +197,9 @@ func (f *Follower) CheckUpstream(ctx context.Context) error {
 		return fmt.Errorf("upstream %s has no latest block", f.client.Shown())
 	}
 	f.setHead(h)
+	f.mu.Lock()
+	f.headOK = time.Now()
+	f.mu.Unlock()
 	if f.shared.Mode() == remote.ProofsRequired {
 		// Fail at start, not at the first state read: required proofs need
 		// an upstream that has eth_getProof.
@@ -198,8 +219,9 @@ func (f *Follower) Start() {
 	f.mu.Lock()
 	f.started = time.Now()
 	f.mu.Unlock()
-	f.wg.Add(4)
+	f.wg.Add(5)
 	go func() { defer f.wg.Done(); f.logWorker(ctx) }()
+	go func() { defer f.wg.Done(); f.watch(ctx) }()
 	go func() {
 		defer f.wg.Done()
 		// A reconnect keeps what was received: the sequencing rules decide
@@ -253,66 +275,6 @@ func (f *Follower) ChainContext() *headers { return f.headers }
 // logged with its phase times.
 const slowFlashblock = 50 * time.Millisecond
 
-// After a flashblock of a block whose parent the upstream did not have, the
-// head is polled every hurryInterval, hurryPolls times at most.
-const (
-	hurryInterval = 5 * time.Millisecond
-	hurryPolls    = 40
-)
-
-func (f *Follower) pollHeads(ctx context.Context) {
-	t := time.NewTicker(f.cfg.PollInterval)
-	defer t.Stop()
-	var (
-		last  *remote.Head
-		hurry int // quick re-polls left: a flashblock announced a block the upstream may not have yet
-	)
-	for {
-		var soon <-chan time.Time
-		if hurry > 0 {
-			soon = time.After(hurryInterval)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-f.pollNow:
-			hurry = hurryPolls
-		case <-soon:
-			hurry--
-		}
-		h, err := f.client.HeadByNumber(ctx, "latest")
-		if err == nil && h == nil {
-			err = errors.New("upstream has no latest block")
-		}
-		f.mu.Lock()
-		prev := f.headErr
-		f.headErr = err
-		if err != nil && prev == nil {
-			f.headDown = time.Now()
-		}
-		f.mu.Unlock()
-		if err != nil {
-			if prev == nil && ctx.Err() == nil {
-				f.log.Warn("upstream head unavailable", "upstream", f.client.Shown(), "err", err)
-			}
-			continue
-		}
-		if prev != nil {
-			f.log.Info("upstream head available again", "upstream", f.client.Shown(), "number", h.Header.Number)
-		}
-		if last != nil && last.Header.Hash() == h.Header.Hash() {
-			continue
-		}
-		last, hurry = h, 0
-		select {
-		case f.events <- loopEvent{head: h}:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
 func (f *Follower) loop(ctx context.Context) {
 	if h := f.head.Load(); h != nil {
 		f.tracker.Head(trackerHead(h))
@@ -326,37 +288,55 @@ func (f *Follower) loop(ctx context.Context) {
 		}
 		switch {
 		case ev.head != nil:
-			f.setHead(ev.head)
-			f.announce(ev.head.Header)
-			open := f.exec.blk
-			out := f.tracker.Head(trackerHead(ev.head))
-			if out == feed.CaughtUp && f.warmed != ev.head.Header.Hash() && f.exec.carryOver(open, ev.head, f.stateAt(ev.head.Header)) {
-				f.exec.carried.Add(1)
-			}
-			if out == feed.Reorg {
-				f.log.Warn("reorg: the sealed block differs from the pre-confirmed one", "number", ev.head.Header.Number, "hash", ev.head.Header.Hash())
-			}
+			f.onHead(ev.head)
 		case ev.fb != nil:
-			if ev.prep != nil {
-				f.exec.prepared.add(ev.fb, ev.prep)
-			}
-			out := f.tracker.Flashblock(ev.fb)
-			if ev.fb.Index == 0 && (out == feed.Buffered || out == feed.TooFar) {
-				select { // the upstream may already have the parent: ask now
-				case f.pollNow <- struct{}{}:
-				default:
-				}
-				f.warmParent(ev.fb)
-			}
-			if out != feed.Accepted {
-				// Nothing pending changed, unless a drop cleared it.
-				if out != feed.Gap && out != feed.Unknown {
-					continue
-				}
+			if f.onFlashblock(ev.fb, ev.prep) {
+				f.syncPending()
 			}
 		}
-		f.syncPending()
 	}
+}
+
+// onHead applies a new canonical head. The pending block is brought up to
+// date before the head is shown to readers (Head, "latest"): a reader
+// never sees a head at or above the pending block's number while that
+// block is still published, so pending is never older than latest.
+func (f *Follower) onHead(h *remote.Head) {
+	f.headers.add(h.Header) // the parent of what becomes pending
+	open := f.exec.blk
+	out := f.tracker.Head(trackerHead(h))
+	if out == feed.CaughtUp && f.warmed != h.Header.Hash() && f.exec.carryOver(open, h, f.stateAt(h.Header)) {
+		f.exec.carried.Add(1)
+	}
+	if out == feed.Reorg {
+		f.log.Warn("reorg: the sealed block differs from the pre-confirmed one", "number", h.Header.Number, "hash", h.Header.Hash())
+	}
+	f.syncPending()
+	f.setHead(h)
+	f.announce(h.Header)
+	f.noteLag()
+	f.waiters.notify(hashList(h.Txs))
+}
+
+// onFlashblock feeds a flashblock to the sequencing rules and reports
+// whether the pending block grew.
+func (f *Follower) onFlashblock(fb *feed.Flashblock, prep *prepared) bool {
+	if prep != nil {
+		f.exec.prepared.add(fb, prep)
+	}
+	out := f.tracker.Flashblock(fb)
+	f.flog.note(fb, out, f.tracker.Held(fb.PayloadID))
+	if fb.Index == 0 && (out == feed.Accepted || out == feed.Buffered || out == feed.TooFar) {
+		f.noteTip(fb.Number())
+	}
+	if fb.Index == 0 && (out == feed.Buffered || out == feed.TooFar) {
+		select { // the upstream may already have the parent: ask now
+		case f.pollNow <- struct{}{}:
+		default:
+		}
+		f.warmParent(fb)
+	}
+	return out == feed.Accepted
 }
 
 func trackerHead(h *remote.Head) feed.Head {
@@ -377,6 +357,7 @@ func (f *Follower) syncPending() {
 	}
 	err := f.exec.sync(parent, fbs, func(s *pending.Snapshot) {
 		f.published.Add(1)
+		f.waiters.notify(txHashes(s.Txs[len(s.Txs)-s.NewTxs:]))
 		// Every flashblock's first publication counts, including those that
 		// waited in the buffer for their parent head; re-executions after a
 		// head change do not.

@@ -71,6 +71,13 @@ var counterHelp = map[string]string{
 	"carried_over":             "Pending blocks carried over onto a new head without re-execution.",
 	"exec_retryable_failures":  "Re-executions that failed and will be retried.",
 	"exec_invalid_flashblocks": "Flashblocks that did not apply on the sealed state (block dropped).",
+	"reconnects":               "Feed connections re-established after a loss.",
+	"freezes":                  "Feed connections dropped because the feed answered neither a ping nor with a frame.",
+	"dial_failures":            "Failed attempts to connect to the feed.",
+	"feed_stalls":              "Episodes of the feed silent or disconnected for longer than --flashblocks.stall.",
+	"upstream_stalls":          "Episodes of the upstream leaving head polls unanswered for longer than --flashblocks.stall.",
+	"upstream_lags":            "Episodes of the upstream's head behind the feed for longer than --flashblocks.stall.",
+	"upstream_lower_heads":     "Head polls answered below the head followed (a pool's node behind), ignored.",
 }
 
 var gaugeHelp = map[string]string{

@@ -1,7 +1,6 @@
 package follower
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -36,28 +35,6 @@ type PendingStatus struct {
 	Hash   common.Hash    `json:"hash"`
 }
 
-// Health says what has been wrong for longer than grace: the feed
-// disconnected, or the upstream failing its head polls (nil: healthy).
-func (f *Follower) Health(grace time.Duration) []string {
-	var reasons []string
-	f.mu.Lock()
-	started, headErr, headDown := f.started, f.headErr, f.headDown
-	f.mu.Unlock()
-	if connected, _ := f.feed.Status(); !connected && !started.IsZero() {
-		since := f.feed.Since()
-		if since.IsZero() {
-			since = started
-		}
-		if d := time.Since(since); d > grace {
-			reasons = append(reasons, fmt.Sprintf("flashblocks feed %s disconnected for %s", remote.RedactURL(f.cfg.Feed), d.Round(time.Second)))
-		}
-	}
-	if headErr != nil && time.Since(headDown) > grace {
-		reasons = append(reasons, fmt.Sprintf("upstream %s failing for %s", remote.RedactURL(f.cfg.Upstream), time.Since(headDown).Round(time.Second)))
-	}
-	return reasons
-}
-
 // Status reports the follower's state. URLs are shown as scheme and host
 // only: a provider's key is often in the path or the query.
 func (f *Follower) Status() Status {
@@ -77,6 +54,10 @@ func (f *Follower) Status() Status {
 	st.Counters["exec_retryable_failures"] = f.execFails
 	st.Counters["exec_invalid_flashblocks"] = f.invalid
 	f.mu.Unlock()
+	for c := range numCauses {
+		st.Counters[causeCounters[c]] = f.episodes[c].Load()
+	}
+	st.Counters["upstream_lower_heads"] = f.up.lowerHeads.Load()
 	if h := f.Head(); h != nil {
 		st.Head, st.HeadHash = hexutil.Uint64(h.Number.Uint64()), h.Hash()
 	}
@@ -126,3 +107,6 @@ func (f *Follower) redact(msg string) string {
 	}
 	return msg
 }
+
+// Published reports whether a pending snapshot was ever published.
+func (f *Follower) Published() bool { return f.published.Load() > 0 }

@@ -26,7 +26,7 @@ func TestStatusRedactsURLs(t *testing.T) {
 	f.mu.Unlock()
 	st := f.Status()
 	raw, _ := json.Marshal(st)
-	reasons := f.Health(time.Second)
+	reasons := f.Health()
 	if strings.Contains(string(raw), "SECRETKEY") || strings.Contains(strings.Join(reasons, " "), "SECRETKEY") {
 		t.Fatalf("a URL's secret leaked:\n%s\n%v", raw, reasons)
 	}

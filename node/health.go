@@ -16,17 +16,15 @@ const (
 	// than this many flashblock intervals (and at least minStale) is
 	// unhealthy: its loop is stuck even if it has not failed.
 	staleIntervals = 25
-	// followGrace: a follower whose feed or upstream has been down this
-	// long is unhealthy (reconnects within it are routine).
-	followGrace = 10 * time.Second
 )
 
 // minStale is the least snapshot age that is stale (a variable for tests).
 var minStale = 5 * time.Second
 
 // Health lists what is wrong with the node (nil: healthy): the sequencer
-// loop has stopped, the pending snapshot is stale, or a follower's feed or
-// upstream has been down past its grace.
+// loop has stopped, the pending snapshot is stale, or a follower's feed is
+// silent, its upstream not answering or behind the feed (for longer than
+// its --flashblocks.stall).
 func (n *Node) Health() []string {
 	var reasons []string
 	if n.Sequencer != nil {
@@ -39,7 +37,7 @@ func (n *Node) Health() []string {
 		}
 	}
 	if n.Follower != nil {
-		reasons = append(reasons, n.Follower.Health(followGrace)...)
+		reasons = append(reasons, n.Follower.Health()...)
 	}
 	return reasons
 }
@@ -57,7 +55,10 @@ func (n *Node) Ready() []string {
 	if n.Chain != nil && n.Chain.SnapshotGenerating() {
 		reasons = append(reasons, "state snapshot being generated: reads are answered from the trie, slower")
 	}
-	if (n.Sequencer != nil || n.Follower != nil) && n.Pending.Current() == nil {
+	// A follower's pending block is empty for a moment at a block boundary
+	// when the next block's first flashblock is late: only the first one
+	// makes it ready.
+	if (n.Sequencer != nil && n.Pending.Current() == nil) || (n.Follower != nil && !n.Follower.Published()) {
 		reasons = append(reasons, "no pending state yet")
 	}
 	return reasons

@@ -31,6 +31,9 @@ var followOwnFlags = []cli.Flag{
 	&cli.DurationFlag{Name: "upstream.poll", Value: 100 * time.Millisecond, Usage: "how often the upstream's head is polled", EnvVars: envName("upstream.poll")},
 	&cli.DurationFlag{Name: "upstream.timeout", Value: 10 * time.Second, Usage: "time limit of one upstream request", EnvVars: envName("upstream.timeout")},
 	&cli.IntFlag{Name: "flashblocks.ahead", Value: feed.DefaultAhead, Usage: "blocks of flashblocks buffered ahead of the upstream's head", EnvVars: envName("flashblocks.ahead")},
+	&cli.DurationFlag{Name: "flashblocks.ping", Value: feed.DefaultPingInterval, Usage: "how often the feed is pinged; a feed that answers neither a ping nor with a frame within it is reconnected", EnvVars: envName("flashblocks.ping")},
+	&cli.DurationFlag{Name: "flashblocks.backoff", Value: feed.DefaultMaxBackoff, Usage: "longest wait between attempts to reconnect the feed (the first is immediate)", EnvVars: envName("flashblocks.backoff")},
+	&cli.DurationFlag{Name: "flashblocks.stall", Value: follower.DefaultStall, Usage: "a feed silent, a head poll unanswered, or an upstream behind the feed for this long makes /health and /readyz answer 503", EnvVars: envName("flashblocks.stall")},
 }
 
 // followShared are node flags `preconf follow` takes too.
@@ -152,7 +155,13 @@ func runFollow(c *cli.Context) error {
 	fcfg := follower.Config{
 		Upstream: c.String("upstream"), Feed: c.String("flashblocks"), Chain: config, Proofs: proofs,
 		PollInterval: c.Duration("upstream.poll"), UpstreamTimeout: c.Duration("upstream.timeout"),
-		Ahead: c.Int("flashblocks.ahead"),
+		Ahead: c.Int("flashblocks.ahead"), PingInterval: c.Duration("flashblocks.ping"),
+		MaxBackoff: c.Duration("flashblocks.backoff"), Stall: c.Duration("flashblocks.stall"),
+	}
+	for _, name := range []string{"flashblocks.ping", "flashblocks.backoff", "flashblocks.stall"} {
+		if c.Duration(name) <= 0 {
+			return usage("--%s must be positive", name)
+		}
 	}
 	n, err := node.NewFollow(cfg, fcfg)
 	if err != nil {

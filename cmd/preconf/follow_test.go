@@ -19,6 +19,7 @@ func TestFollowFlagErrors(t *testing.T) {
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--proofs", "maybe"}, 2, "bad --proofs"},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--http.port", "0"}, 1, "upstream unavailable"},
 		{[]string{"follow", "--nope"}, 2, "flag provided but not defined"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--flashblocks.ping", "0s"}, 2, "--flashblocks.ping must be positive"},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "base"}, 2, "not in op-geth's superchain registry (known: "},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "op", "--genesis", "g.json"}, 2, "--chain, --genesis and --l1 are exclusive"},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "op", "--l1"}, 2, "--chain, --genesis and --l1 are exclusive"},
