@@ -6,23 +6,29 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/preconf/preconf/remote"
 	"github.com/preconf/preconf/rpc"
 )
 
 // Routing: a follower answers what involves the pending (pre-confirmed)
-// state itself, and forwards everything else verbatim to the upstream, whose
-// sealed-chain answers are authoritative. Immutable answers (by block hash)
-// are cached.
+// state itself, and forwards everything else to the upstream. "latest" is
+// this follower's head, not the upstream's: eth_blockNumber is answered
+// here, and a forwarded call naming "latest" is sent with the head's
+// number instead (see atHead). Methods the follower does not know are
+// forwarded too, within the namespaces served (--http.api), except its own
+// (wallet_, follower_). The upstream's sealed-chain answers are
+// authoritative; immutable ones (by block hash) are cached.
 
 // forwardOnly are methods a follower never answers itself (registered when
 // the local server does not have them).
 var forwardOnly = []string{
-	"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction", "eth_fillTransaction",
+	"eth_sendRawTransaction", "eth_sendTransaction", "eth_signTransaction", "eth_fillTransaction",
 	"eth_sign", "personal_sign", "eth_accounts", "eth_coinbase", "eth_mining", "eth_hashrate",
 	"txpool_status", "txpool_content", "txpool_inspect", "txpool_contentFrom",
 	"debug_getRawHeader", "debug_getRawBlock", "debug_getRawReceipts", "debug_getRawTransaction",
@@ -37,6 +43,9 @@ var localAlways = map[string]bool{
 	"web3_clientVersion": true, "web3_sha3": true, "eth_subscribe": true, "eth_unsubscribe": true,
 	"eth_syncing": true, "eth_config": true,
 }
+
+// notForwarded are namespaces only the follower itself serves.
+var notForwarded = map[string]bool{"wallet": true, "follower": true}
 
 // byTxHash are answered locally when the transaction is pre-confirmed.
 var byTxHash = map[string]bool{
@@ -97,6 +106,24 @@ func (f *Follower) Route(srv, local *rpc.Server, atPending DefaultsToPending) {
 			srv.Register(name, f.forwarder(name, cache))
 		}
 	}
+	// The head pending builds on (see atHead), not the upstream's.
+	srv.Register("eth_blockNumber", func(context.Context, rpc.Params) (any, error) {
+		h := f.Head()
+		if h == nil {
+			return nil, &rpc.ServerError{Msg: "no head from the upstream yet"}
+		}
+		return hexutil.Uint64(h.Number.Uint64()), nil
+	})
+	if receipt, ok := srv.Lookup("eth_getTransactionReceipt"); ok && !local.Has("eth_sendRawTransactionSync") {
+		srv.Register("eth_sendRawTransactionSync", f.sendRawTransactionSync(receipt, cache))
+	}
+	srv.SetFallback(func(name string) rpc.Handler {
+		ns, _, _ := strings.Cut(name, "_")
+		if notForwarded[ns] || !slices.Contains(rpc.Namespaces, ns) {
+			return nil
+		}
+		return f.forwarder(name, cache)
+	})
 }
 
 func (f *Follower) router(name string, h rpc.Handler, cache *lru[string, json.RawMessage], atPending DefaultsToPending) rpc.Handler {
@@ -112,12 +139,69 @@ func (f *Follower) router(name string, h rpc.Handler, cache *lru[string, json.Ra
 			return fwd(ctx, p)
 		}
 	}
+	if keepsLatest[name] {
+		return func(ctx context.Context, p rpc.Params) (any, error) {
+			if mentionsPending(p) || (atPending != nil && atPending(name, p)) {
+				return h(ctx, p)
+			}
+			return fwd(ctx, p)
+		}
+	}
 	return func(ctx context.Context, p rpc.Params) (any, error) {
 		if mentionsPending(p) || (atPending != nil && atPending(name, p)) {
 			return h(ctx, p)
 		}
+		return f.forwardAtHead(ctx, fwd, p)
+	}
+}
+
+// keepsLatest are methods whose "latest" must reach the upstream as is: a
+// filter's "latest" moves with the chain.
+var keepsLatest = map[string]bool{"eth_newFilter": true}
+
+var latestTag = []byte(`"latest"`)
+
+// forwardAtHead forwards p with "latest" replaced by this follower's head
+// number (atHead). When the upstream does not know that block (a node of a
+// pool behind the one the head came from: null or "not found"), the call
+// goes with "latest" after all: that node's latest is older, which never
+// makes pending look older than latest.
+func (f *Follower) forwardAtHead(ctx context.Context, fwd rpc.Handler, p rpc.Params) (any, error) {
+	q, ok := f.atHead(p)
+	if !ok {
 		return fwd(ctx, p)
 	}
+	v, err := fwd(ctx, q)
+	if (err == nil && isNull(v)) || (err != nil && strings.Contains(err.Error(), "not found")) {
+		return fwd(ctx, p)
+	}
+	return v, err
+}
+
+// atHead is p with every "latest" tag replaced by the number of the head
+// the pending state builds on (ok false: p names no "latest", or no head
+// is known). The upstream's own latest may be a block ahead of it (heads
+// are polled), and a client must not read a latest newer than the pending
+// state this follower answers.
+func (f *Follower) atHead(p rpc.Params) (rpc.Params, bool) {
+	var (
+		q   rpc.Params
+		tag []byte
+	)
+	for i, raw := range p {
+		if !bytes.Contains(raw, latestTag) {
+			continue
+		}
+		if q == nil {
+			h := f.Head()
+			if h == nil {
+				return p, false
+			}
+			q, tag = slices.Clone(p), []byte(`"`+hexutil.EncodeUint64(h.Number.Uint64())+`"`)
+		}
+		q[i] = bytes.ReplaceAll(raw, latestTag, tag)
+	}
+	return q, q != nil
 }
 
 // preconfirmed reports whether the first parameter is the hash of a

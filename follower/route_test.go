@@ -5,21 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/core/types"
+
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/pending"
+	"github.com/preconf/preconf/remote"
 	"github.com/preconf/preconf/rpc"
 )
 
 // fakeUpstream answers JSON-RPC by method and counts the calls.
 type fakeUpstream struct {
-	mu    sync.Mutex
-	calls map[string]int
+	mu     sync.Mutex
+	calls  map[string]int
+	params map[string]string // the last params of each method
 }
 
 func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -31,8 +36,18 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.Unmarshal(body, &req)
 	u.mu.Lock()
 	u.calls[req.Method]++
+	if u.params == nil {
+		u.params = make(map[string]string)
+	}
+	u.params[req.Method] = string(req.Params)
 	u.mu.Unlock()
 	switch req.Method {
+	case "eth_getBlockByNumber":
+		if strings.Contains(string(req.Params), `"0x7"`) { // a block this upstream does not have yet
+			w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":null}`))
+			return
+		}
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"params":` + string(req.Params) + `}}`))
 	case "eth_getBlockByHash":
 		if strings.Contains(string(req.Params), "0x00000000") {
 			w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":null}`))
@@ -44,6 +59,12 @@ func (u *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":"0x2a"}`))
 	}
+}
+
+func (u *fakeUpstream) last(m string) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.params[m]
 }
 
 func (u *fakeUpstream) count(m string) int {
@@ -138,6 +159,63 @@ func TestRouting(t *testing.T) {
 	srv.Close()
 	if _, err := call("eth_getBalance", addr, `"latest"`); err == nil || !strings.Contains(err.Error(), "upstream unavailable") {
 		t.Fatalf("dead upstream: %v", err)
+	}
+}
+
+// "latest" is the follower's head: forwarded calls naming it carry the
+// head's number (the anchor: right after each seal a client read pending
+// one block below a latest the follower forwarded to its upstream); a block
+// the upstream does not have yet (a pool's node behind) falls back to its
+// latest. Unknown methods are forwarded in the served namespaces, except
+// the follower's own.
+func TestRoutingLatestAndFallback(t *testing.T) {
+	up := &fakeUpstream{calls: map[string]int{}}
+	srv := httptest.NewServer(up)
+	defer srv.Close()
+	f, err := New(Config{Upstream: srv.URL, Feed: "ws://127.0.0.1:1", Chain: chain.DevGenesis().Config}, new(pending.Source))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.setHead(&remote.Head{Header: &types.Header{Number: big.NewInt(5), Difficulty: new(big.Int)}})
+	local := rpc.NewServer(rpc.Options{})
+	for _, m := range []string{"eth_getBalance", "eth_getBlockByNumber", "eth_getLogs"} {
+		local.Register(m, func(context.Context, rpc.Params) (any, error) { return "local", nil })
+	}
+	public := rpc.NewServer(rpc.Options{Namespaces: []string{"eth", "debug", "wallet"}})
+	f.Route(public, local, nil)
+	call := func(method string, params ...string) string {
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":[` + strings.Join(params, ",") + `]}`
+		return string(public.Handle(context.Background(), []byte(body)))
+	}
+	addr := `"0x00000000000000000000000000000000000000aa"`
+	call("eth_getBalance", addr, `"latest"`)
+	if got := up.last("eth_getBalance"); got != `[`+addr+`,"0x5"]` {
+		t.Fatalf("latest forwarded as %s", got)
+	}
+	call("eth_getLogs", `{"fromBlock":"0x1","toBlock":"latest"}`)
+	if got := up.last("eth_getLogs"); got != `[{"fromBlock":"0x1","toBlock":"0x5"}]` {
+		t.Fatalf("eth_getLogs forwarded as %s", got)
+	}
+	if got := call("eth_getBlockByNumber", `"latest"`, "false"); !strings.Contains(got, `"0x5"`) {
+		t.Fatalf("latest block: %s", got)
+	}
+	f.setHead(&remote.Head{Header: &types.Header{Number: big.NewInt(7), Difficulty: new(big.Int)}})
+	if got := call("eth_getBlockByNumber", `"latest"`, "false"); !strings.Contains(got, `"latest"`) || up.count("eth_getBlockByNumber") != 3 {
+		t.Fatalf("a head the upstream lacks did not fall back to its latest: %s (%d calls)", got, up.count("eth_getBlockByNumber"))
+	}
+	if got := call("eth_blockNumber"); !strings.Contains(got, `"result":"0x7"`) || up.count("eth_blockNumber") != 0 {
+		t.Fatalf("eth_blockNumber: %s, %d forwarded", got, up.count("eth_blockNumber"))
+	}
+	if got := call("eth_somethingNew", `"x"`); !strings.Contains(got, `"result":"0x2a"`) || up.last("eth_somethingNew") != `["x"]` {
+		t.Fatalf("unknown eth_ method not forwarded: %s", got)
+	}
+	if got := call("debug_somethingNew"); !strings.Contains(got, `"result":"0x2a"`) {
+		t.Fatalf("unknown debug_ method not forwarded: %s", got)
+	}
+	for _, m := range []string{"txpool_content", "admin_addPeer", "wallet_somethingNew"} {
+		if got := call(m); !strings.Contains(got, "-32601") || up.count(m) != 0 {
+			t.Fatalf("%s (namespace not served, unknown or the follower's own): %s", m, got)
+		}
 	}
 }
 

@@ -63,9 +63,10 @@ func mineError(err error) error {
 	return &rpc.InternalError{Msg: "transaction admitted, but the automine seal failed: " + err.Error()}
 }
 
-// syncTimeout reads the optional timeout in milliseconds (a number or a hex
-// quantity, as viem sends it).
-func syncTimeout(p rpc.Params) (time.Duration, error) {
+// SyncTimeout reads eth_sendRawTransactionSync's optional timeout in
+// milliseconds (a number or a hex quantity, as viem sends it); a follower
+// reads it the same way.
+func SyncTimeout(p rpc.Params) (time.Duration, error) {
 	if !p.Present(1) {
 		return DefaultSyncTimeout, nil
 	}
@@ -100,7 +101,7 @@ func (a *API) sendRawTransactionSync(ctx context.Context, p rpc.Params) (any, er
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := syncTimeout(p)
+	timeout, err := SyncTimeout(p)
 	if err != nil {
 		return nil, err
 	}
@@ -119,11 +120,7 @@ func (a *API) sendRawTransactionSync(ctx context.Context, p rpc.Params) (any, er
 		}
 		return nil, poolError(err)
 	case res.Queued:
-		return nil, &rpc.CodedError{
-			Code: rpc.CodeServer,
-			Msg:  fmt.Sprintf("nonce too high: tx nonce %d, expected nonce %d (the transaction is queued until the gap is filled)", tx.Nonce(), res.NextNonce),
-			Data: hexutil.Uint64(res.NextNonce).String(),
-		}
+		return nil, NonceGapError(tx.Nonce(), res.NextNonce)
 	}
 	if err := a.s.automine(ctx, res); err != nil {
 		return nil, mineError(err)
@@ -136,7 +133,7 @@ func (a *API) sendRawTransactionSync(ctx context.Context, p rpc.Params) (any, er
 		if r, ok := a.receipt(hash); ok {
 			return r, nil
 		}
-		return nil, &rpc.CodedError{Code: 4, Msg: fmt.Sprintf("The transaction was added to the transaction pool but wasn't processed in %v", timeout), Data: hash.Hex()}
+		return nil, SyncTimeoutError(timeout, hash)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -144,6 +141,23 @@ func (a *API) sendRawTransactionSync(ctx context.Context, p rpc.Params) (any, er
 		return r, nil
 	}
 	return nil, &rpc.InternalError{Msg: "pre-confirmed transaction has no receipt"}
+}
+
+// NonceGapError is EIP-7966's answer to a transaction whose nonce leaves a
+// gap: the expected nonce, in the data as a hex quantity.
+func NonceGapError(txNonce, expected uint64) error {
+	return &rpc.CodedError{
+		Code: rpc.CodeServer,
+		Msg:  fmt.Sprintf("nonce too high: tx nonce %d, expected nonce %d (the transaction is queued until the gap is filled)", txNonce, expected),
+		Data: hexutil.Uint64(expected).String(),
+	}
+}
+
+// SyncTimeoutError is EIP-7966's answer when the transaction was accepted but
+// not processed within the timeout (go-ethereum's code and words; the data
+// is the transaction hash).
+func SyncTimeoutError(timeout time.Duration, hash common.Hash) error {
+	return &rpc.CodedError{Code: 4, Msg: fmt.Sprintf("The transaction was added to the transaction pool but wasn't processed in %v", timeout), Data: hash.Hex()}
 }
 
 // receipt is the transaction's receipt as eth_getTransactionReceipt gives it.
