@@ -112,6 +112,7 @@ func devBanner(w io.Writer, cfg node.Config, n *node.Node) error {
 		fmt.Fprintf(&b, "Sealed:            never (--block-time 0)\n")
 	}
 	section("Endpoints")
+	fmt.Fprintf(&b, "Page:              %s/ (open it in a browser: status, the wallet's approvals, add this network)\n", n.URL())
 	fmt.Fprintf(&b, "JSON-RPC:          %s\nWebsocket:         ws://%s\nFlashblocks feed:  ws://%s/flashblocks\n", n.URL(), n.Addr(), n.Addr())
 	fmt.Fprintf(&b, "\nListening on %s\n\n", n.Addr())
 	_, err = io.WriteString(w, b.String())

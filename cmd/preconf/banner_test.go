@@ -28,6 +28,7 @@ func TestDevBanner(t *testing.T) {
 		"L1:                simulated, a block every 12s",
 		"a flashblock every 200ms",
 		"a block every 2s",
+		"Page:              " + p.url + "/ (open it in a browser",
 		"JSON-RPC:          " + p.url,
 		"Listening on " + strings.TrimPrefix(p.url, "http://"),
 	} {
