@@ -130,3 +130,23 @@ func OpGeth(repo, cache string, install bool, log io.Writer) (string, error) {
 		return nil
 	})
 }
+
+// Program finds a program the tests run that the set-up scripts install
+// from Debian without its package (scripts/debian-program: promtool,
+// haproxy): $env when set, else DefaultCache()/bin/name, else name on PATH
+// (a machine that has the package).
+func Program(name, env string) (string, error) {
+	if bin := os.Getenv(env); bin != "" {
+		if !IsExecutable(bin) {
+			return "", fmt.Errorf("%s=%s is not an executable file", env, bin)
+		}
+		return bin, nil
+	}
+	if bin := filepath.Join(DefaultCache(), "bin", name); IsExecutable(bin) {
+		return bin, nil
+	}
+	if bin, err := exec.LookPath(name); err == nil {
+		return bin, nil
+	}
+	return "", fmt.Errorf("%s not found in %s nor on PATH (set %s)", name, filepath.Join(DefaultCache(), "bin"), env)
+}

@@ -59,3 +59,27 @@ func TestInstallOnce(t *testing.T) {
 		t.Fatal("geth found in an empty cache")
 	}
 }
+
+// Program prefers the environment, then the cache, then PATH.
+func TestProgram(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("PATH", t.TempDir())
+	if _, err := Program("promtool", "PRECONF_TEST_PROMTOOL"); err == nil {
+		t.Fatal("found a program that is nowhere")
+	}
+	bin := filepath.Join(DefaultCache(), "bin", "promtool")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Program("promtool", "PRECONF_TEST_PROMTOOL"); err != nil || got != bin {
+		t.Fatalf("cached program: %q %v", got, err)
+	}
+	t.Setenv("PRECONF_TEST_PROMTOOL", filepath.Join(cache, "none"))
+	if _, err := Program("promtool", "PRECONF_TEST_PROMTOOL"); err == nil {
+		t.Fatal("a missing $PRECONF_TEST_PROMTOOL was accepted")
+	}
+}

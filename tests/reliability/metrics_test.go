@@ -3,24 +3,22 @@ package reliability_test
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/preconf/preconf/internal/tools"
 )
 
-// promtool is Prometheus's checker (Debian package prometheus, installed by
-// scripts/setup-prometheus). Missing, the test is skipped, except under
-// CI=true, where it fails.
+// promtool is Prometheus's checker (from Debian's prometheus package,
+// installed alone by scripts/setup-prometheus). Missing, the test is
+// skipped, except under CI=true, where it fails.
 func promtool(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("promtool")
+	path, err := tools.Program("promtool", "PRECONF_PROMTOOL")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool not installed: scripts/setup-prometheus installs it")
-		}
-		t.Skip("promtool not installed: run scripts/setup-prometheus")
+		tools.Missing(t, err.Error()+": run scripts/setup-prometheus")
 	}
 	return path
 }
