@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math/big"
 	"strings"
 	"testing"
@@ -53,7 +54,14 @@ type pendingEnv struct {
 // funds pendingOnly with 1 ETH.
 func newPendingEnv(t testing.TB, roots simulate.RootMode) *pendingEnv {
 	t.Helper()
+	return newPendingEnvWith(t, roots, nil)
+}
+
+// newPendingEnvWith is newPendingEnv with extra accounts in the genesis.
+func newPendingEnvWith(t testing.TB, roots simulate.RootMode, extra types.GenesisAlloc) *pendingEnv {
+	t.Helper()
 	g := chain.DevGenesis()
+	maps.Copy(g.Alloc, extra)
 	g.Alloc[envProbe] = types.Account{Code: envProbeCode, Balance: big.NewInt(5),
 		Storage: map[common.Hash]common.Hash{{}: common.BigToHash(big.NewInt(1)), common.BigToHash(common.Big1): common.BigToHash(big.NewInt(2))}}
 	g.Alloc[hashProbe] = types.Account{Code: hashProbeCode, Balance: new(big.Int)}

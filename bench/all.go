@@ -7,8 +7,8 @@ package main
 //
 // all runs, in one process and one after the other, the peer comparison
 // (shared, then pinned), writeload (with its search; and on the OP-stack
-// chain), latency on the OP-stack chain, follow and bigstate (shared, then
-// pinned), each with its own flags; -write-docs replaces the generated
+// chain), latency on the OP-stack chain, follow, the suite loop and bigstate
+// (shared, then pinned), each with its own flags; -write-docs replaces the generated
 // sections of docs/bench.md and README.md — the text between
 // <!-- bench:NAME begin --> and <!-- bench:NAME end --> — with what this run
 // measured. A part that fails leaves its section as it was and makes the
@@ -27,6 +27,7 @@ import (
 	"github.com/preconf/preconf/bench/internal/harness"
 	"github.com/preconf/preconf/bench/internal/latency"
 	"github.com/preconf/preconf/bench/internal/report"
+	"github.com/preconf/preconf/bench/internal/suite"
 	"github.com/preconf/preconf/bench/internal/writeload"
 )
 
@@ -37,6 +38,7 @@ type allOptions struct {
 	latency   latency.Options
 	follow    follow.Options
 	bigstate  bigstate.Options
+	suite     suite.Options
 }
 
 // runAll runs every part; a part that fails carries its error.
@@ -113,6 +115,13 @@ func runAll(h harness.Options, o allOptions, log io.Writer) []part {
 		add("follow", nil, err)
 	} else {
 		add("", []part{side("follow", rep, rep.Markdown(), "follow")}, nil)
+	}
+
+	fmt.Fprintln(log, "== a test suite's loop (viem, automine)")
+	if rep, err := suite.Run(h, o.suite, log); err != nil {
+		add("suite", nil, err)
+	} else {
+		add("", []part{side("suite", rep, rep.Markdown(), "suite")}, nil)
 	}
 
 	for _, pin := range []bool{false, true} {

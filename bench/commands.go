@@ -14,6 +14,7 @@ import (
 	"github.com/preconf/preconf/bench/internal/latency"
 	"github.com/preconf/preconf/bench/internal/report"
 	"github.com/preconf/preconf/bench/internal/shape"
+	"github.com/preconf/preconf/bench/internal/suite"
 	"github.com/preconf/preconf/bench/internal/writeload"
 	"github.com/preconf/preconf/internal/tools"
 )
@@ -62,6 +63,7 @@ func commands() []*command {
 		fo follow.Options
 		bo bigstate.Options
 		so shape.Options
+		uo suite.Options
 	)
 	cmds := []*command{
 		{name: "compare", help: "the peer comparison: reads and eth_simulateV1 bundles at 32 connections, preconf vs anvil and geth (default)",
@@ -99,6 +101,14 @@ func commands() []*command {
 			flags: bo.AddFlags, run: func(h harness.Options, log io.Writer) ([]part, error) {
 				return []part{bigstatePart(h, bo, "bigstate", log)}, nil
 			}},
+		{name: "suite", help: "a test suite's loop through viem on preconf --automine and anvil: deploy, writes awaited to receipts, reads, snapshot/revert cycles",
+			flags: uo.AddFlags, run: func(h harness.Options, log io.Writer) ([]part, error) {
+				rep, err := suite.Run(h, uo, log)
+				if err != nil {
+					return nil, err
+				}
+				return []part{side("suite", rep, rep.Markdown(), "suite")}, nil
+			}},
 		{name: "shape", help: "the latency shape of a minimal Go server under the same load (no node)",
 			flags: so.AddFlags, exec: func(h harness.Options, _ []string, stdout, stderr io.Writer) int {
 				return shape.Run(h, so, stdout, stderr)
@@ -112,7 +122,7 @@ func commands() []*command {
 			}},
 		{name: "install", help: "install peers (anvil, geth, op-geth; comma separated) and print their paths", exec: install},
 	}
-	all := &command{name: "all", help: "every part in one run (compare shared and pinned, writeload, latency, follow, bigstate); -write-docs rewrites every table"}
+	all := &command{name: "all", help: "every part in one run (compare shared and pinned, writeload, latency, follow, suite, bigstate); -write-docs rewrites every table"}
 	all.flags = func(fs *flag.FlagSet) {
 		for _, c := range cmds {
 			if c.flags != nil && c.name != "shape" {
@@ -121,7 +131,7 @@ func commands() []*command {
 		}
 	}
 	all.run = func(h harness.Options, log io.Writer) ([]part, error) {
-		return runAll(h, allOptions{co, wo, lo, fo, bo}, log), nil
+		return runAll(h, allOptions{co, wo, lo, fo, bo, uo}, log), nil
 	}
 	return append(cmds, all)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -232,5 +233,5 @@ func workloads(headMoves bool) []workload.Workload {
 		workload.Single("eth_blockNumber", nil, workload.ExpectHead(headMoves)),
 		workload.Single("eth_getBlockByNumber", []any{"latest", false}, workload.ExpectBlock(0, headMoves)),
 		workload.MixedBatch(),
-	}, workload.Simulations()...) // workload/simulate.go
+	}, slices.Concat(workload.Simulations(), workload.EVMCalls("pending"))...) // workload/simulate.go, evm.go
 }

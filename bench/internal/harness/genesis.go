@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"os"
 
@@ -17,7 +18,8 @@ import (
 // The state every node starts from: preconf's built-in dev genesis (chain id
 // 1337, every fork through Osaka at genesis, the ten test-mnemonic accounts
 // with 10000 ETH each — the same accounts anvil funds by default) plus one
-// storage contract with storageSlots filled slots. It is written as a
+// storage contract with StorageSlots filled slots and the EVM-bound loops
+// of evm.go. It is written as a
 // go-ethereum genesis file and loaded the same way by all three nodes:
 // preconf --genesis, anvil --init, geth init. No node produces a block during
 // the run, so "latest" is this genesis everywhere and "pending" is the same
@@ -58,6 +60,9 @@ func BenchGenesis() *core.Genesis {
 		storage[SlotKey(i)] = SlotValue(i)
 	}
 	g.Alloc[ContractAddr] = types.Account{Code: ContractCode, Storage: storage, Balance: big.NewInt(0), Nonce: 1}
+	g.Alloc[KeccakLoop] = types.Account{Code: KeccakLoopCode, Balance: big.NewInt(0), Nonce: 1}
+	g.Alloc[FreshStores] = types.Account{Code: FreshStoresCode, Balance: big.NewInt(0), Nonce: 1}
+	g.Alloc[WarmLoads] = types.Account{Code: WarmLoadsCode, Storage: maps.Clone(storage), Balance: big.NewInt(0), Nonce: 1}
 	return g
 }
 

@@ -54,3 +54,14 @@ func YesNo(ok bool) string {
 	}
 	return "**no**"
 }
+
+// Quantile is the q-quantile of v (nearest rank); 0 for none.
+func Quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[max(0, min(i, len(s)-1))]
+}

@@ -1,0 +1,29 @@
+package suite
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCheck: a node whose end state differs fails the run; the ratio is
+// the median of each round's loop time over anvil's.
+func TestCheck(t *testing.T) {
+	end := End{Number: "200", Nonce: 201, Block: "201", Contract: "0xc"}
+	r := &Report{Nodes: []string{"preconf", "anvil"}, Runs: map[string][]Loop{
+		"preconf": {{TotalMs: 100, End: end}, {TotalMs: 300, End: end}, {TotalMs: 90, End: end}},
+		"anvil":   {{TotalMs: 200, End: end}, {TotalMs: 300, End: end}, {TotalMs: 100, End: end}},
+	}}
+	if err := r.check(); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Ratio["preconf"]; got != 0.9 {
+		t.Errorf("ratio %v, want 0.9 (rounds 0.5, 1, 0.9)", got)
+	}
+	if md := r.Markdown(); !strings.Contains(md, "preconf **0.90×**") {
+		t.Errorf("markdown lacks the ratio:\n%s", md)
+	}
+	r.Runs["anvil"][1].End.Number = "201"
+	if err := r.check(); err == nil {
+		t.Error("a different end state passed")
+	}
+}
