@@ -7,7 +7,8 @@ package main
 //
 // all runs, in one process and one after the other, the peer comparison
 // (shared, then pinned), writeload (with its search; and on the OP-stack
-// chain), latency on the OP-stack chain, follow, the suite loop and bigstate
+// chain), latency on the OP-stack chain, follow, the suite loop, tails by two
+// harnesses and bigstate
 // (shared, then pinned), each with its own flags; -write-docs replaces the generated
 // sections of docs/bench.md and README.md — the text between
 // <!-- bench:NAME begin --> and <!-- bench:NAME end --> — with what this run
@@ -28,6 +29,7 @@ import (
 	"github.com/preconf/preconf/bench/internal/latency"
 	"github.com/preconf/preconf/bench/internal/report"
 	"github.com/preconf/preconf/bench/internal/suite"
+	"github.com/preconf/preconf/bench/internal/tails"
 	"github.com/preconf/preconf/bench/internal/writeload"
 )
 
@@ -39,6 +41,7 @@ type allOptions struct {
 	follow    follow.Options
 	bigstate  bigstate.Options
 	suite     suite.Options
+	tails     tails.Options
 }
 
 // runAll runs every part; a part that fails carries its error.
@@ -122,6 +125,13 @@ func runAll(h harness.Options, o allOptions, log io.Writer) []part {
 		add("suite", nil, err)
 	} else {
 		add("", []part{side("suite", rep, rep.Markdown(), "suite")}, nil)
+	}
+
+	fmt.Fprintln(log, "== tails by two harnesses (the bench's generator and wrk)")
+	if rep, err := tails.Run(h, o.tails, compare.Select(strings.Split(o.tails.Workloads, ",")), log); err != nil {
+		add("tails", nil, err)
+	} else {
+		add("", []part{side("tails", rep, rep.Markdown(), "tails")}, nil)
 	}
 
 	for _, pin := range []bool{false, true} {

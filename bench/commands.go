@@ -15,6 +15,7 @@ import (
 	"github.com/preconf/preconf/bench/internal/report"
 	"github.com/preconf/preconf/bench/internal/shape"
 	"github.com/preconf/preconf/bench/internal/suite"
+	"github.com/preconf/preconf/bench/internal/tails"
 	"github.com/preconf/preconf/bench/internal/writeload"
 	"github.com/preconf/preconf/internal/tools"
 )
@@ -64,6 +65,7 @@ func commands() []*command {
 		bo bigstate.Options
 		so shape.Options
 		uo suite.Options
+		to tails.Options
 	)
 	cmds := []*command{
 		{name: "compare", help: "the peer comparison: reads and eth_simulateV1 bundles at 32 connections, preconf vs anvil and geth (default)",
@@ -109,6 +111,18 @@ func commands() []*command {
 				}
 				return []part{side("suite", rep, rep.Markdown(), "suite")}, nil
 			}},
+		{name: "tails", help: "p99 of the same nodes by two harnesses: the bench's generator and Debian's wrk",
+			flags: to.AddFlags, run: func(h harness.Options, log io.Writer) ([]part, error) {
+				wls := compare.Select(strings.Split(to.Workloads, ","))
+				if len(wls) == 0 {
+					return nil, fmt.Errorf("no workload matches -tails-workloads %q", to.Workloads)
+				}
+				rep, err := tails.Run(h, to, wls, log)
+				if err != nil {
+					return nil, err
+				}
+				return []part{side("tails", rep, rep.Markdown(), "tails")}, nil
+			}},
 		{name: "shape", help: "the latency shape of a minimal Go server under the same load (no node)",
 			flags: so.AddFlags, exec: func(h harness.Options, _ []string, stdout, stderr io.Writer) int {
 				return shape.Run(h, so, stdout, stderr)
@@ -122,7 +136,7 @@ func commands() []*command {
 			}},
 		{name: "install", help: "install peers (anvil, geth, op-geth; comma separated) and print their paths", exec: install},
 	}
-	all := &command{name: "all", help: "every part in one run (compare shared and pinned, writeload, latency, follow, suite, bigstate); -write-docs rewrites every table"}
+	all := &command{name: "all", help: "every part in one run (compare shared and pinned, writeload, latency, follow, suite, tails, bigstate); -write-docs rewrites every table"}
 	all.flags = func(fs *flag.FlagSet) {
 		for _, c := range cmds {
 			if c.flags != nil && c.name != "shape" {
@@ -131,7 +145,7 @@ func commands() []*command {
 		}
 	}
 	all.run = func(h harness.Options, log io.Writer) ([]part, error) {
-		return runAll(h, allOptions{co, wo, lo, fo, bo, uo}, log), nil
+		return runAll(h, allOptions{co, wo, lo, fo, bo, uo, to}, log), nil
 	}
 	return append(cmds, all)
 }

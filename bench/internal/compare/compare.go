@@ -40,6 +40,11 @@ func (o *Options) Finish() {
 	}
 }
 
+// Select is the workloads whose name contains one of filter's (every
+// workload when filter is empty), in the order they run; the head is the
+// genesis.
+func Select(filter []string) []workload.Workload { return selectWorkloads(filter, false) }
+
 // Names are the workloads' names, in the order they run.
 func Names() []string {
 	var out []string

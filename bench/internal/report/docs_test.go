@@ -18,7 +18,7 @@ func TestReplaceSection(t *testing.T) {
 		t.Error("a missing section was replaced")
 	}
 	// The real files carry every section -write-docs writes.
-	for file, names := range map[string][]string{"../../../docs/bench.md": {"main", "writeload", "follow", "suite", "bigstate"}, "../../../README.md": {"readme"}} {
+	for file, names := range map[string][]string{"../../../docs/bench.md": {"main", "writeload", "follow", "suite", "tails", "bigstate"}, "../../../README.md": {"readme"}} {
 		raw, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
