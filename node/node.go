@@ -393,7 +393,7 @@ func (n *Node) Start(other http.Handler) error {
 	}
 	hosts := rpc.NewHostAllowList(vhosts)
 	httpOpts := rpc.HTTPOptions{MaxBody: n.cfg.MaxBody, CORSOrigins: n.cfg.CORSOrigins, Other: other,
-		Hosts: hosts, MaxConnections: n.cfg.MaxConnections}
+		Hosts: hosts, MaxConnections: n.cfg.MaxConnections, HealthPaths: []string{"/health", "/readyz"}}
 	n.mux.Handle("/", n.RPC.HTTPHandler(httpOpts))
 	n.mux.Handle("/health", statusHandler(n.Health, "ok", "unhealthy"))
 	n.mux.Handle("/readyz", statusHandler(n.Ready, "ready", "not ready"))

@@ -67,46 +67,35 @@ func TestAcceptErrorsDoNotStopServing(t *testing.T) {
 	}
 }
 
-// Connections over the cap are answered 503 and closed; closing one frees
-// its slot, whichever path (fast, net/http, websocket) owned it.
-func TestMaxConnections(t *testing.T) {
+// Connections are counted whichever path (fast, net/http, websocket) owns
+// them, and each frees its place when it closes.
+func TestConnectionsCountedUntilClosed(t *testing.T) {
 	s := testServer()
 	ws := s.WSHandler(WSOptions{})
 	defer ws.Close()
-	addr, _ := startFast(t, s, HTTPOptions{MaxConnections: 2, Other: ws})
-	c1, err := net.Dial("tcp", addr)
+	addr, _ := startFast(t, s, HTTPOptions{Other: ws})
+	fast, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readBody(t, rawExchange(t, c1, bufio.NewReader(c1), post(`{"jsonrpc":"2.0","id":1,"method":"test_add","params":[1,1]}`)))
-	wsc := dial(t, "ws://"+addr+"/") // the second slot
-	c3, err := net.Dial("tcp", addr)
+	readBody(t, rawExchange(t, fast, bufio.NewReader(fast), post(`{"jsonrpc":"2.0","id":1,"method":"test_add","params":[1,1]}`)))
+	plain, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c3.Close()
-	c3.SetDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(c3), nil)
-	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("connection over the cap: %v %v", resp, err)
+	readBody(t, rawExchange(t, plain, bufio.NewReader(plain), "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"))
+	wsc := dial(t, "ws://"+addr+"/")
+	open := func() float64 { return testutil.ToFloat64(s.metrics.conns) }
+	if n := open(); n != 3 {
+		t.Fatalf("%v connections counted, want 3", n)
 	}
-	c1.Close()
+	fast.Close()
+	plain.Close()
 	wsc.Close(websocket.StatusNormalClosure, "")
-	var ok bool
-	for i := 0; i < 200 && !ok; i++ {
-		time.Sleep(10 * time.Millisecond)
-		c4, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
+	for deadline := time.Now().Add(10 * time.Second); open() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v connections still counted after all closed", open())
 		}
-		c4.SetDeadline(time.Now().Add(10 * time.Second))
-		io.WriteString(c4, post(`{"jsonrpc":"2.0","id":1,"method":"test_add","params":[1,1]}`))
-		resp, err := http.ReadResponse(bufio.NewReader(c4), nil)
-		ok = err == nil && resp.StatusCode == http.StatusOK
-		c4.Close()
-	}
-	if !ok {
-		t.Fatal("slots were not released when connections closed")
 	}
 }
 
@@ -116,6 +105,7 @@ func TestSlowClientsCutOff(t *testing.T) {
 	opts := HTTPOptions{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 400 * time.Millisecond}
 	addr, _ := startFast(t, s, opts)
 	cases := map[string]string{
+		"silent":            "",
 		"slow head":         "POST / HTTP/1.1\r\nHost: x\r\nContent-Ty",
 		"slow body":         "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"",
 		"slow chunked body": "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n{\"jsonrpc\":\"2.0\"\r\n",
@@ -316,8 +306,11 @@ func TestWSCloseSendsGoingAway(t *testing.T) {
 func TestStalledWriteClosed(t *testing.T) {
 	const (
 		writeTimeout = 200 * time.Millisecond
-		bound        = 10*writeTimeout + 2*time.Second // generous: the close is due by 1.25× WriteTimeout
-		answerSize   = 16 << 20
+		// Generous: the close is due by 1.25× WriteTimeout, but building and
+		// copying the 16 MiB answer under -race on a loaded 2-core machine
+		// took up to 4 s before the write even began.
+		bound      = 20 * time.Second
+		answerSize = 16 << 20
 	)
 	m := NewMetrics(prometheus.NewRegistry())
 	s := NewServer(Options{Metrics: m})

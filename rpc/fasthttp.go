@@ -48,18 +48,22 @@ const (
 // ServeFast serves JSON-RPC on ln until srv is shut down: fast-path requests
 // are answered here, every other connection is served by srv (whose Handler
 // must route "/" to s.HTTPHandler(opts), with the same opts; HTTPServer
-// makes one with the matching timeouts). srv.Shutdown or srv.Close also
-// stops the fast path: ln is closed, idle connections are closed, and busy
-// ones close after their current answer (Server.Drain waits for those). It
-// returns http.ErrServerClosed after that, like http.Server.Serve.
+// makes one with the matching timeouts; ServeFast sets its ConnState and
+// ConnContext hooks and wraps its Handler, see track). srv.Shutdown or
+// srv.Close also stops the fast path: ln is closed, idle connections are
+// closed, and busy ones close after their current answer (Server.Drain
+// waits for those). It returns http.ErrServerClosed after that, like
+// http.Server.Serve.
 //
 // Accept errors (too many open files, …) never stop it: it backs off and
-// retries. Connections over opts.MaxConnections (counted with those handed
-// to srv, websockets included, until they close) are answered 503.
+// retries. Connections are admitted under opts.MaxConnections (counted
+// with those handed to srv, websockets included, until they close; see
+// connTable).
 func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) error {
 	opts.defaults()
-	f := &fastServer{rpc: s, opts: opts, ln: ln, conns: make(map[*fastConn]struct{}), done: make(chan struct{}),
-		limiter: &connLimiter{max: int64(opts.MaxConnections), m: s.metrics},
+	table := newConnTable(opts.MaxConnections, s.metrics)
+	cl := newConnListener(ln, table, s.log, s.metrics)
+	f := &fastServer{rpc: s, opts: opts, ln: cl, table: table, conns: make(map[*fastConn]struct{}), done: make(chan struct{}),
 		handoff: &chanListener{addr: ln.Addr(), ch: make(chan net.Conn), done: make(chan struct{})}}
 	// Shutdown does not cancel requests in flight: they finish (Drain,
 	// whose abort reaches them through the watcher, see watch).
@@ -67,28 +71,24 @@ func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) 
 	f.order = arrival.New(runtime.GOMAXPROCS(0), opts.IdleTimeout/4)
 	f.orderFrom = int64(2 * runtime.GOMAXPROCS(0))
 	f.handoff.onClose = f.shutdown
+	track(srv, opts)
 	go srv.Serve(f.handoff) // returns when srv shuts down (it closes the listener)
-	var backoff acceptBackoff
 	for {
-		c, err := ln.Accept()
-		if err != nil {
+		c, err := cl.Accept()
+		if err != nil { // only once closed
 			if f.closing.Load() {
 				return http.ErrServerClosed
 			}
-			if isClosed(err) {
-				f.shutdown()
-				return err
-			}
-			backoff.wait(err, s.log, s.metrics, f.done)
+			f.shutdown()
+			return err
+		}
+		cc := c.(*countedConn)
+		if cc.slot.healthOnly {
+			// Past the cap for a health check: net/http answers it (track).
+			f.handoff.give(cc)
 			continue
 		}
-		backoff.reset()
-		cc, ok := f.limiter.admit(c)
-		if !ok {
-			refuse(c)
-			continue
-		}
-		fc := &fastConn{srv: f, c: cc, raw: c}
+		fc := &fastConn{srv: f, c: cc, raw: cc.Conn, slot: cc.slot}
 		if !f.track(fc, true) {
 			cc.Close()
 			return http.ErrServerClosed
@@ -102,7 +102,7 @@ type fastServer struct {
 	opts    HTTPOptions
 	ln      net.Listener
 	handoff *chanListener
-	limiter *connLimiter
+	table   *connTable
 	order   *arrival.Order // nil: connections wait in the netpoller
 	// orderFrom is the number of open connections above which they are
 	// woken in arrival order (see ordered).
@@ -160,6 +160,11 @@ type fastConn struct {
 	registered bool // ready was asked for (it is nil if that failed)
 	raw        net.Conn
 	drained    bool // the last socket read emptied it (see Read)
+	// slot is its place under the cap: held while a request is answered.
+	slot *connSlot
+	// headBy is when the head being read must be complete (zero: the
+	// read-header timeout from now).
+	headBy time.Time
 
 	// The socket's deadlines as this goroutine last set them (see
 	// keepDeadline); zero when unknown.
@@ -221,13 +226,20 @@ func (fc *fastConn) serve() {
 	}()
 	out := bytes.NewBuffer(make([]byte, 0, 1024))
 	idleSince := time.Now() // the last answer's write (one clock read less a request)
+	// The first head must be complete by the read-header timeout from the
+	// accept, as on net/http: a connection that sends nothing is closed
+	// then, not after the idle timeout.
+	fc.headBy = time.Unix(0, fc.slot.idleSince.Load()).Add(f.opts.ReadHeaderTimeout)
+	fc.setReadDeadline(fc.headBy)
 	for {
 		if f.closing.Load() {
 			return
 		}
 		// A pipelined request already buffered is not waited for.
 		if br.Buffered() == 0 {
-			fc.keepDeadline(&fc.readDL, idleSince, f.opts.IdleTimeout, fc.c.SetReadDeadline)
+			if fc.headBy.IsZero() {
+				fc.keepDeadline(&fc.readDL, idleSince, f.opts.IdleTimeout, fc.c.SetReadDeadline)
+			}
 			if fc.ordered() && fc.drained && !fc.hasStash {
 				// Wait for our turn (arrival order), then read as before.
 				// Only when the socket was emptied: bytes that were there
@@ -237,22 +249,31 @@ func (fc *fastConn) serve() {
 				}
 			}
 			if _, err := br.Peek(1); err != nil {
-				return // closed, idle timeout or garbage: nothing to answer
+				return // closed, evicted, idle timeout or garbage: nothing to answer
 			}
 		}
 		fc.busy.Store(true)
 		arrived, got := time.Now(), br.Buffered()
 		head, n, v := fc.readHead(br)
+		fc.headBy = time.Time{}
 		switch v {
 		case headClose:
 			return // a head that never completed (slow loris)
 		case headHandOff:
+			if fc.slot.isEvicted() {
+				return // closed to make room while its head arrived
+			}
 			// Not ours: net/http reads this request (and the rest of the
 			// connection) from the same buffered bytes.
 			f.order.Remove(fc.ready)
 			fc.ready = nil
 			fc.c.SetReadDeadline(time.Time{})
 			handedOff = f.handoff.give(&bufConn{Conn: fc.c, r: br})
+			return
+		}
+		// The connection is in use from here until the answer is written;
+		// before, it was idle and could be closed to make room.
+		if !fc.slot.begin() {
 			return
 		}
 		br.Discard(head)
@@ -273,6 +294,7 @@ func (fc *fastConn) serve() {
 		if idleSince, ok = fc.answer(body, out, start); !ok {
 			return
 		}
+		fc.slot.end(idleSince)
 		if out.Cap() > maxKeptBuffer { // do not keep one huge answer's buffer for the connection's life
 			out = bytes.NewBuffer(make([]byte, 0, 1024))
 		}
@@ -289,7 +311,7 @@ func (fc *fastConn) serve() {
 // (go run ./bench -conns 1 -rounds 5 against the commit before the order).
 func (fc *fastConn) ordered() bool {
 	f := fc.srv
-	want := f.order != nil && f.limiter.open.Load() > f.orderFrom
+	want := f.order != nil && f.table.open.Load() > f.orderFrom
 	if want != fc.registered {
 		fc.registered = want
 		if want {
@@ -512,7 +534,11 @@ func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
 		// The head is split across reads: wait for the rest, a little,
 		// unless what came already is not ours (net/http answers some
 		// malformed heads before they are complete).
-		fc.setReadDeadline(time.Now().Add(fc.srv.opts.ReadHeaderTimeout))
+		by := fc.headBy
+		if by.IsZero() {
+			by = time.Now().Add(fc.srv.opts.ReadHeaderTimeout)
+		}
+		fc.setReadDeadline(by)
 		for end < 0 && br.Buffered() < fastBufSize {
 			if !fastPrefix(buf) {
 				return 0, 0, no
@@ -726,6 +752,8 @@ type bufConn struct {
 }
 
 func (c *bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+func (c *bufConn) connSlot() *connSlot { return slotOf(c.Conn) }
 
 // chanListener hands connections to an http.Server.
 type chanListener struct {

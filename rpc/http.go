@@ -26,8 +26,13 @@ type HTTPOptions struct {
 	// Hosts are the Host headers served (nil: any); others get 403.
 	Hosts *HostAllowList
 	// MaxConnections caps open connections, websockets included
-	// (default DefaultMaxConnections); ServeFast answers 503 past it.
+	// (default DefaultMaxConnections). At the cap a new connection takes
+	// the place of the longest-idle one; it is answered 503 only when none
+	// is idle (see connTable).
 	MaxConnections int
+	// HealthPaths are what a loopback connection admitted past the cap may
+	// ask, by GET or HEAD (default "/health").
+	HealthPaths []string
 	// Timeouts of a connection; zero values take the Default… constants.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 }
@@ -38,6 +43,9 @@ func (o *HTTPOptions) defaults() {
 	}
 	if o.MaxConnections <= 0 {
 		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.HealthPaths == nil {
+		o.HealthPaths = []string{"/health"}
 	}
 	if o.ReadHeaderTimeout <= 0 {
 		o.ReadHeaderTimeout = DefaultReadHeaderTimeout

@@ -25,6 +25,7 @@ type Metrics struct {
 	conns       prometheus.Gauge
 	connsTotal  prometheus.Counter
 	rejected    prometheus.Counter
+	evicted     prometheus.Counter
 	acceptErrs  prometheus.Counter
 	wsConns     prometheus.Gauge
 	wsSubs      prometheus.Gauge
@@ -53,7 +54,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		connsTotal: prometheus.NewCounter(prometheus.CounterOpts{Name: "preconf_http_connections_total",
 			Help: "Connections accepted."}),
 		rejected: prometheus.NewCounter(prometheus.CounterOpts{Name: "preconf_http_connections_rejected_total",
-			Help: "Connections answered 503 and closed because --rpc.max-connections were open."}),
+			Help: "Connections answered 503 and closed because --rpc.max-connections were open and none was idle."}),
+		evicted: prometheus.NewCounter(prometheus.CounterOpts{Name: "preconf_http_connections_evicted_total",
+			Help: "Idle connections closed to make room for a new one at --rpc.max-connections."}),
 		acceptErrs: prometheus.NewCounter(prometheus.CounterOpts{Name: "preconf_http_accept_errors_total",
 			Help: "Failed accepts (e.g. too many open files); the listener backs off and retries."}),
 		wsConns: prometheus.NewGauge(prometheus.GaugeOpts{Name: "preconf_ws_connections",
@@ -64,7 +67,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Websocket peers closed with 1008 because their outgoing queue was full."}),
 	}
 	reg.MustRegister(m.requests, m.errors, m.duration, m.inflight, m.timeouts, m.tooLarge, m.throttled,
-		m.conns, m.connsTotal, m.rejected, m.acceptErrs, m.wsConns, m.wsSubs, m.slowDropped)
+		m.conns, m.connsTotal, m.rejected, m.evicted, m.acceptErrs, m.wsConns, m.wsSubs, m.slowDropped)
 	return m
 }
 

@@ -71,6 +71,11 @@ type Stream struct {
 	cancel context.CancelCauseFunc
 	once   sync.Once
 	closed chan struct{} // the close frame has been sent (or the connection failed)
+	// slot is the connection's place under the cap (nil: not admitted by a
+	// table); held: the upgrade request's hold on it, which the stream
+	// keeps (a feed is never idle) unless it gives it up (Idle).
+	slot *connSlot
+	held bool
 
 	// The queue grows with use (an idle connection holds no buffer) and is
 	// bounded by QueueLen and QueueBytes; the writer swaps it out whole.
@@ -139,9 +144,25 @@ func AcceptStream(ctx context.Context, w http.ResponseWriter, r *http.Request, o
 	}
 	s := &Stream{conn: c, opts: opts, wake: make(chan struct{}, 1), closed: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	// net/http's request marked the connection in use (track), from this
+	// goroutine; evicted, it is closed with its close frame.
+	if s.slot = slotFromContext(r.Context()); s.slot != nil {
+		s.held = s.slot.httpHeld
+		s.slot.setEvict(func() { s.Close(errEvicted) })
+	}
 	go s.writeLoop()
 	go s.pingLoop()
 	return s, nil
+}
+
+// Idle gives up the stream's hold on its connection's place under the cap:
+// from now on it is idle, and may be closed to make room, whenever nothing
+// holds it (a call in flight, a subscription; see JSON-RPC's wsConn).
+func (s *Stream) Idle() {
+	if s.held {
+		s.held = false
+		s.slot.end(time.Now())
+	}
 }
 
 // Conn is the underlying websocket (for reading).
@@ -225,6 +246,7 @@ func (s *Stream) Closed() <-chan struct{} { return s.closed }
 var (
 	errStreamClosed = errors.New("stream closed")
 	errShutdown     = errors.New("server shutting down")
+	errEvicted      = errors.New("idle connection closed to make room")
 )
 
 // closeFrame sends the close frame for the stream's reason, bounded by the
@@ -238,6 +260,8 @@ func (s *Stream) closeFrame() {
 		code, text = websocket.StatusPolicyViolation, "too slow"
 	case errors.Is(reason, errShutdown):
 		code, text = websocket.StatusGoingAway, "server shutting down"
+	case errors.Is(reason, errEvicted):
+		code, text = websocket.StatusTryAgainLater, errEvicted.Error()
 	}
 	s.conn.Close(code, text)
 }

@@ -131,6 +131,8 @@ type wsConn struct {
 func (c *wsConn) serve(opts WSOptions) {
 	defer c.closeSubs()
 	c.st.conn.SetReadLimit(opts.MaxMessage)
+	// Idle between messages, unless a call or a subscription holds it.
+	c.st.Idle()
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -140,14 +142,18 @@ func (c *wsConn) serve(opts WSOptions) {
 			c.st.Close(err)
 			return
 		}
+		if !c.st.slot.begin() {
+			return // closed to make room: the close frame is on its way
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-c.st.Done():
+			c.st.slot.end(time.Now())
 			return
 		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
+			defer func() { <-sem; c.st.slot.end(time.Now()); wg.Done() }()
 			c.handle(msg)
 		}()
 	}
@@ -176,6 +182,9 @@ func (c *wsConn) add(s *Subscription) error {
 	if len(c.subs) >= c.maxSubs {
 		return &LimitExceededError{Msg: fmt.Sprintf("too many subscriptions on this connection (limit %d)", c.maxSubs)}
 	}
+	if !c.st.slot.begin() { // a subscription keeps the connection in use
+		return errConnClosed
+	}
 	c.subs[s.id] = s
 	c.srv.metrics.wsSubs.Inc()
 	return nil
@@ -188,6 +197,7 @@ func (c *wsConn) remove(id string) bool {
 	delete(c.subs, id)
 	c.mu.Unlock()
 	if ok {
+		c.st.slot.end(time.Now())
 		c.srv.metrics.wsSubs.Dec()
 		s.end()
 	}
@@ -201,7 +211,9 @@ func (c *wsConn) closeSubs() {
 	c.subs = nil
 	c.mu.Unlock()
 	c.srv.metrics.wsSubs.Sub(float64(len(subs)))
+	now := time.Now()
 	for _, s := range subs {
+		c.st.slot.end(now)
 		s.end()
 	}
 }

@@ -17,7 +17,7 @@ var limitFlags = []cli.Flag{
 	&cli.IntFlag{Name: "rpc.max-response-size", Value: rpc.DefaultMaxResponseSize, Usage: "bytes of one answer, single call or batch (-32005 above it; 0 = no cap)", EnvVars: envName("rpc.max-response-size")},
 	&cli.Uint64Flag{Name: "rpc.getlogs-max-range", Value: api.DefaultLogMaxRange, Usage: "blocks one eth_getLogs range may span (-32005 above it; 0 = no cap)", EnvVars: envName("rpc.getlogs-max-range")},
 	&cli.IntFlag{Name: "rpc.getlogs-max-results", Value: api.DefaultLogMaxResults, Usage: "logs one eth_getLogs answer may hold (-32005 with a range that fits; 0 = no cap)", EnvVars: envName("rpc.getlogs-max-results")},
-	&cli.IntFlag{Name: "rpc.max-connections", Value: rpc.DefaultMaxConnections, Usage: "open HTTP and websocket connections (others are answered 503)", EnvVars: envName("rpc.max-connections")},
+	&cli.IntFlag{Name: "rpc.max-connections", Value: rpc.DefaultMaxConnections, Usage: "open HTTP and websocket connections; at the cap a new one replaces the longest-idle, and is answered 503 only when none is idle", EnvVars: envName("rpc.max-connections")},
 	&cli.IntFlag{Name: "rpc.max-tracing-requests", Value: node.DefaultMaxTracing, Usage: "debug_trace* and eth_simulateV1 calls run at once (others wait within their deadline)", EnvVars: envName("rpc.max-tracing-requests")},
 	&cli.IntFlag{Name: "ws.max-subscriptions", Value: 1000, Usage: "live subscriptions per websocket connection (-32005 above it)", EnvVars: envName("ws.max-subscriptions")},
 	&cli.StringSliceFlag{Name: "http.vhosts", Value: cli.NewStringSlice(rpc.DefaultVHosts...), Usage: "Host header names served on every endpoint, against DNS rebinding (IP addresses always pass; * = any)", EnvVars: envName("http.vhosts")},
