@@ -7,10 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,7 +19,6 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
 
-	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/sequencer"
 )
@@ -232,15 +229,9 @@ func TestAnvilAnswers(t *testing.T) {
 	if len(want) != len(calls) {
 		t.Fatalf("%s has %d answers for %d calls: record it again", recording, len(want), len(calls))
 	}
-	// anvil's chain is a plain one: the table runs on both built-in dev
-	// chains. The OP-stack one differs only where its genesis does (opGenesisBalance).
-	for _, kind := range []struct {
-		name    string
-		genesis func() (*core.Genesis, error)
-	}{
-		{"op-stack", chain.DevL2Genesis},
-		{"l1", func() (*core.Genesis, error) { return chain.DevGenesis(), nil }},
-	} {
+	// The OP-stack dev chain differs only where its genesis does
+	// (opGenesisBalance).
+	for _, kind := range devChains {
 		t.Run(kind.name, func(t *testing.T) {
 			g, err := kind.genesis()
 			if err != nil {
@@ -364,27 +355,7 @@ func shapeOf(v any) string {
 
 // record runs the table against the anvil at bin and writes the answers.
 func record(t *testing.T, bin string) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--silent")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}`)); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("anvil did not start")
-		}
-	}
+	url := startAnvil(t, bin)
 	out := make([]answer, len(calls))
 	for i, cl := range calls {
 		out[i] = post(t, url, cl)

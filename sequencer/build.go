@@ -92,7 +92,35 @@ func (s *Sequencer) reopen() error {
 	if !old.empty() {
 		return fmt.Errorf("re-opening block %d with %d transactions", old.header.Number, len(old.txs))
 	}
-	return s.open(nil, old.cheats)
+	if err := s.open(nil, old.cheats); err != nil {
+		return err
+	}
+	// A new payload, as a builder's fail-over starts one: a follower or
+	// feed client takes a new payload's index 0 as the block's start over
+	// (feed.Tracker), where it ignores the same payload's index 0 again.
+	s.blk.setPayload(rebuiltPayload(old.payload))
+	return nil
+}
+
+// setPayload names b's payload id, logged with its flashblock records
+// (record.Hash) so that replay publishes it again under the same id.
+func (b *openBlock) setPayload(id [8]byte) {
+	b.payload = id
+	b.rec.Hash = common.Hash{}
+	copy(b.rec.Hash[:], id[:])
+}
+
+// firstPayload is the payload id of the first build of the block after
+// parent; rebuiltPayload is the id of a rebuild of the payload id
+// (a chain of hashes: every rebuild of the block gets a new one).
+func firstPayload(parent common.Hash, number *big.Int) (id [8]byte) {
+	copy(id[:], crypto.Keccak256(parent.Bytes(), number.Bytes(), []byte("preconf payload")))
+	return id
+}
+
+func rebuiltPayload(id [8]byte) (next [8]byte) {
+	copy(next[:], crypto.Keccak256(id[:], []byte("preconf payload rebuilt")))
+	return next
 }
 
 // open opens the block on top of the chain head with the cheats applied.
@@ -152,7 +180,11 @@ func (s *Sequencer) newBlock(parent *types.Header, rec record) (*openBlock, erro
 		parent: parent, header: header, rec: rec, statedb: statedb, evm: evm,
 		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(base), touched: t,
 	}
-	copy(b.payload[:], crypto.Keccak256(parent.Hash().Bytes(), header.Number.Bytes(), []byte("preconf payload")))
+	if id := rec.Hash; id != (common.Hash{}) { // logged (replay): the id published then
+		b.setPayload([8]byte(id[:8]))
+	} else {
+		b.setPayload(firstPayload(parent.Hash(), header.Number))
+	}
 	// EIP-4788 beacon root and EIP-2935 parent hash system calls.
 	syscalls.Pre(s.config, header, parent.Hash(), evm)
 	return b, nil
@@ -165,7 +197,7 @@ func (s *Sequencer) blockEnv(parent *types.Header, env *record) record {
 	rec := record{Kind: recFlashblock, Number: number, Parent: parent.Hash()}
 	if env != nil {
 		rec.Time, rec.Coinbase, rec.GasLimit, rec.Random, rec.BeaconRoot, rec.Extra = env.Time, env.Coinbase, env.GasLimit, env.Random, env.BeaconRoot, env.Extra
-		rec.BaseFee = env.BaseFee
+		rec.BaseFee, rec.Hash = env.BaseFee, env.Hash
 		return rec
 	}
 	rec.Time = s.set.clock.blockTime(parent)

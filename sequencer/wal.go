@@ -58,7 +58,11 @@ type record struct {
 	Random     common.Hash
 	BeaconRoot common.Hash
 	Extra      []byte
-	Hash       common.Hash
+	// Hash is a seal's block hash; in a flashblock record, the block's
+	// payload id (its first 8 bytes: a block rebuilt before its first
+	// transaction gets a new one). Zero in flashblock records written by
+	// earlier builds, whose id is derived from the parent (firstPayload).
+	Hash common.Hash
 	// Entries are the changes of the open block, each a transaction's
 	// binary (EIP-2718) encoding. Another kind of entry must start with a
 	// byte no transaction encoding starts with: cheats (cheat.go) start

@@ -58,3 +58,44 @@ func OpGethForTest(tb testing.TB) string {
 	}
 	return bin
 }
+
+// AnvilForTest returns the anvil a comparison test runs beside the node:
+// $PRECONF_ANVIL when set, else the one scripts/setup-clients installs
+// (tests/clients/node_modules, the version its package-lock.json pins),
+// else the cached npm package (DefaultCache), installed first under
+// CI=true. Elsewhere a missing anvil skips the test.
+func AnvilForTest(tb testing.TB) string {
+	tb.Helper()
+	if bin := os.Getenv("PRECONF_ANVIL"); bin != "" {
+		return bin
+	}
+	if root, err := moduleRoot(); err == nil {
+		if bin := filepath.Join(root, "tests", "clients", "node_modules", AnvilPackage, "bin", "anvil"); IsExecutable(bin) {
+			return bin
+		}
+	}
+	bin, err := Anvil(DefaultCache(), os.Getenv("CI") == "true", testLog{tb})
+	if err != nil {
+		Missing(tb, fmt.Sprintf("%v: set PRECONF_ANVIL, or install it with `go run ./bench -install anvil`", err))
+	}
+	return bin
+}
+
+// moduleRoot is the directory of the go.mod above the working directory
+// (a test runs in its package's directory).
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = up
+	}
+}
