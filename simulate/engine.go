@@ -224,7 +224,7 @@ func (e *Engine) call(ctx context.Context, args CallArgs, header *types.Header, 
 	}
 	ctx, cancel := e.withTimeout(ctx)
 	defer cancel()
-	evm := vm.NewEVM(env.blockCtx, &warmPrecompiles{StateDB: db}, e.config, vm.Config{NoBaseFee: true})
+	evm := newEVM(env.blockCtx, &warmPrecompiles{StateDB: db}, e.config, vm.Config{NoBaseFee: true})
 	evm.SetPrecompiles(env.precompiles)
 	res, err := e.apply(ctx, evm, env.msg, core.NewGasPool(gasCap))
 	if serr := db.Error(); serr != nil {
@@ -353,7 +353,7 @@ func (e *Engine) CreateAccessList(ctx context.Context, args CallArgs, header *ty
 		args.AccessList = &list
 		msg := args.message(header.BaseFee, true)
 		tracer := logger.NewAccessListTracer(list, exclude)
-		evm := vm.NewEVM(blockCtx, run, e.config, vm.Config{Tracer: tracer.Hooks(), NoBaseFee: true})
+		evm := newEVM(blockCtx, run, e.config, vm.Config{Tracer: tracer.Hooks(), NoBaseFee: true})
 		if msg.GasPrice.Sign() == 0 {
 			evm.Context.BaseFee = new(big.Int)
 		}

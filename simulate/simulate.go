@@ -410,7 +410,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	}
 	res.Calls, res.Senders, res.TxHashes = make([]CallResult, n), make([]common.Address, n), make([]common.Hash, n)
 	tracer, hooked, warm := s.execState(header.Number.Uint64(), header.Time)
-	evm := vm.NewEVM(blockCtx, warm, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
+	evm := newEVM(blockCtx, warm, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
 	evm.SetPrecompiles(precompiles)
 	if !pending {
 		s.preExecution(db, header, parentHash, evm, precompiles)

@@ -87,7 +87,7 @@ func (e *Engine) TraceCall(args CallArgs, header *types.Header, db *state.StateD
 // applyTraced applies msg (the message of tx) to db under hooks.
 func (e *Engine) applyTraced(ctx context.Context, blockCtx vm.BlockContext, db *state.StateDB, msg *core.Message, tx *types.Transaction,
 	txHash, blockHash common.Hash, index int, precompiles vm.PrecompiledContracts, hooks *tracing.Hooks) error {
-	evm := vm.NewEVM(blockCtx, state.NewHookedState(db, hooks), e.config, vm.Config{Tracer: hooks, NoBaseFee: true})
+	evm := newEVM(blockCtx, state.NewHookedState(db, hooks), e.config, vm.Config{Tracer: hooks, NoBaseFee: true})
 	if precompiles != nil {
 		evm.SetPrecompiles(precompiles)
 	}
@@ -118,7 +118,7 @@ type Replay struct {
 // on db, the state after parent, and runs the block's system calls on it.
 func (e *Engine) NewReplay(ctx context.Context, header, parent *types.Header, hash common.Hash, db *state.StateDB) *Replay {
 	blockCtx := core.NewEVMBlockContext(header, e.chain, nil, e.config, db)
-	evm := vm.NewEVM(blockCtx, db, e.config, vm.Config{})
+	evm := newEVM(blockCtx, db, e.config, vm.Config{})
 	syscalls.Pre(e.config, header, parent.Hash(), evm)
 	return &Replay{e: e, header: header, hash: hash, blockCtx: blockCtx, db: db, evm: evm,
 		signer: impersonate.NewSigner(types.MakeSigner(e.config, header.Number, header.Time))}
