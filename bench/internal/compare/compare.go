@@ -43,15 +43,17 @@ func (o *Options) Finish() {
 // Select is the workloads whose name contains one of filter's (every
 // workload when filter is empty), in the order they run; the head is the
 // genesis.
-func Select(filter []string) []workload.Workload { return selectWorkloads(filter, false) }
+// The Uniswap bundle needs its contracts in the genesis, so it is not
+// among them.
+func Select(filter []string) []workload.Workload { return selectWorkloads(filter, false, nil) }
 
 // Names are the workloads' names, in the order they run.
 func Names() []string {
 	var out []string
-	for _, w := range workloads(false) {
+	for _, w := range workloads(false, nil) {
 		out = append(out, w.Name)
 	}
-	return out
+	return append(out, workload.UniswapName("pending"))
 }
 
 // Run installs, starts and measures; it returns a report even when some
@@ -79,10 +81,15 @@ func Run(o Options, log io.Writer) (*Results, error) {
 	}
 	e := &harness.Env{Repo: repo, Cache: o.Cache, Work: work, Genesis: filepath.Join(work, "genesis.json"),
 		Install: !o.NoInstall, Pprof: o.Profile, Sequencer: o.Sequencer, BaseRepo: o.BaseRepo, Log: log}
-	if err := harness.WriteGenesis(e.Genesis); err != nil {
+	// The bench genesis with Uniswap V2 deployed (harness/uniswap.go).
+	g, uni, err := harness.UniswapGenesis(filepath.Join(repo, harness.UniswapArtifacts))
+	if err != nil {
+		return nil, fmt.Errorf("uniswap genesis: %w", err)
+	}
+	if err := harness.WriteGenesisFile(e.Genesis, g); err != nil {
 		return nil, err
 	}
-	wls := selectWorkloads(o.Workloads, o.Sequencer)
+	wls := selectWorkloads(o.Workloads, o.Sequencer, uni)
 	if len(wls) == 0 {
 		return nil, errors.New("no workload matches -workloads")
 	}
@@ -171,7 +178,7 @@ func measureWorkload(e *harness.Env, o Options, rep *Results, n *harness.Node, r
 		rep.add(round, kind.Name, w.Name, load.Result{}, false)
 		return nil
 	}
-	cfg := load.Config{Addr: n.Addr, Conns: o.Conns, Duration: o.Warmup, MaxRequests: o.MaxRequests, Bodies: w.Bodies, Check: load.CheckCalls(w.Calls)}
+	cfg := load.Config{Addr: n.Addr, Conns: w.ConnsOr(o.Conns), Duration: o.Warmup, MaxRequests: o.MaxRequests, Bodies: w.Bodies, Check: load.CheckCalls(w.Calls)}
 	if o.Warmup > 0 {
 		if _, err := load.Run(cfg); err != nil {
 			return err
@@ -210,8 +217,8 @@ func measureWorkload(e *harness.Env, o Options, rep *Results, n *harness.Node, r
 	return nil
 }
 
-func selectWorkloads(filter []string, headMoves bool) []workload.Workload {
-	all := workloads(headMoves)
+func selectWorkloads(filter []string, headMoves bool, uni *harness.Uniswap) []workload.Workload {
+	all := workloads(headMoves, uni)
 	if len(filter) == 0 {
 		return all
 	}
@@ -228,9 +235,10 @@ func selectWorkloads(filter []string, headMoves bool) []workload.Workload {
 }
 
 // workloads are run in this order; headMoves when preconf produces blocks
-// (-preconf-sequencer), so the head's number is not checked.
-func workloads(headMoves bool) []workload.Workload {
-	return append([]workload.Workload{
+// (-preconf-sequencer), so the head's number is not checked; uni, when
+// given, adds the Uniswap bundle.
+func workloads(headMoves bool, uni *harness.Uniswap) []workload.Workload {
+	wls := append([]workload.Workload{
 		workload.Balance("latest"),
 		workload.Balance("pending"),
 		workload.Storage("latest"),
@@ -239,4 +247,8 @@ func workloads(headMoves bool) []workload.Workload {
 		workload.Single("eth_getBlockByNumber", []any{"latest", false}, workload.ExpectBlock(0, headMoves)),
 		workload.MixedBatch(),
 	}, slices.Concat(workload.Simulations(), workload.EVMCalls("pending"))...) // workload/simulate.go, evm.go
+	if uni != nil {
+		wls = append(wls, workload.Uniswap(uni, "pending"))
+	}
+	return wls
 }

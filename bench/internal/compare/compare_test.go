@@ -73,7 +73,7 @@ func TestRatiosPairedByRound(t *testing.T) {
 
 func TestWorkloadVerify(t *testing.T) {
 	ws := map[string]workload.Workload{}
-	for _, w := range workloads(false) {
+	for _, w := range workloads(false, nil) {
 		ws[w.Name] = w
 		if len(w.Bodies) == 0 || w.Calls == 0 {
 			t.Fatalf("%s: no bodies", w.Name)

@@ -250,8 +250,8 @@ func (r *Results) Markdown() string {
 	var b strings.Builder
 	o := r.Options
 	fmt.Fprintf(&b, "## preconf vs peers — %s\n\n", r.Started.Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "%d rounds × %s per workload and node (after %s warm-up), %d keep-alive connections, loopback, %v CPUs, %s.\n",
-		o.Rounds, o.Duration, o.Warmup, o.Conns, r.Host["cpus"], r.Host["go"])
+	fmt.Fprintf(&b, "%d rounds × %s per workload and node (after %s warm-up), %d keep-alive connections (the EVM-bound `eth_call`s %d), loopback, %v CPUs, %s.\n",
+		o.Rounds, o.Duration, o.Warmup, o.Conns, min(o.Conns, workload.EVMConns), r.Host["cpus"], r.Host["go"])
 	if r.Layout != "" {
 		fmt.Fprintf(&b, "Pinned (-pin): %s, so that they do not share cores.\n", r.Layout)
 	} else {

@@ -11,7 +11,8 @@ import (
 
 // EVMCalls are the EVM-bound eth_calls at tag: the genesis's loops
 // (harness/evm.go), where the interpreter and the state do the work and the
-// transport little. Each call carries 30M gas, under every node's cap.
+// transport little. Each call carries 30M gas, under every node's cap;
+// they run on EVMConns connections.
 func EVMCalls(tag string) []Workload {
 	keccak := harness.KeccakLoopResult()
 	return []Workload{
@@ -23,5 +24,9 @@ func EVMCalls(tag string) []Workload {
 
 func evmCall(name string, to common.Address, tag string, expect func(json.RawMessage) error) Workload {
 	tx := map[string]any{"to": to, "gas": "0x1c9c380"}
-	return Workload{Name: name, Calls: 1, Bodies: [][]byte{load.Encode(load.NewCall(1, "eth_call", tx, tag))}, Expect: expect}
+	return Workload{Name: name, Calls: 1, Bodies: [][]byte{load.Encode(load.NewCall(1, "eth_call", tx, tag))}, Expect: expect, Conns: EVMConns}
 }
+
+// EVMConns are the EVM-bound calls' connections: two per core here, enough
+// to keep every core busy.
+const EVMConns = 4

@@ -25,6 +25,18 @@ type Workload struct {
 	// Expect, if set, checks the first answer's "result" exactly (the state
 	// is the same on every node).
 	Expect func(result json.RawMessage) error
+	// Conns, if set, caps the connections: calls of tens of milliseconds
+	// each measure throughput and CPU without 32 of them queueing for two
+	// cores past the generator's deadline.
+	Conns int
+}
+
+// ConnsOr is the workload's connections, at most n.
+func (w Workload) ConnsOr(n int) int {
+	if w.Conns > 0 {
+		return min(w.Conns, n)
+	}
+	return n
 }
 
 // Single is one method with fixed parameters.
