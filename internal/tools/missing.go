@@ -19,8 +19,9 @@ func Missing(tb testing.TB, why string) {
 }
 
 // GethForTest returns the geth a differential test compares with: $PRECONF_GETH
-// when set, else the cached v1.17.5 (DefaultCache), which is installed first
-// under CI=true. Elsewhere a missing geth skips the test.
+// when set, else the cached v1.17.5 (DefaultCache), which scripts/test
+// installs before the tests and which is installed here first under
+// CI=true. Elsewhere a missing geth skips the test.
 func GethForTest(tb testing.TB) string {
 	tb.Helper()
 	if bin := os.Getenv("PRECONF_GETH"); bin != "" {
@@ -29,7 +30,7 @@ func GethForTest(tb testing.TB) string {
 	ci := os.Getenv("CI") == "true"
 	bin, err := Geth(DefaultCache(), ci, testLog{tb})
 	if err != nil {
-		Missing(tb, fmt.Sprintf("%v: set PRECONF_GETH, or install it with `GOBIN=%s go install %s`",
+		Missing(tb, fmt.Sprintf("%v: install it with `go run ./internal/tools/install geth` (GOBIN=%s go install %s) or set PRECONF_GETH",
 			err, filepath.Join(DefaultCache(), "bin"), GethModule))
 	}
 	return bin
@@ -44,9 +45,9 @@ func (l testLog) Write(p []byte) (int, error) {
 
 // OpGethForTest returns the op-geth a differential test compares with:
 // $PRECONF_OPGETH when set, else the one built from the module go.mod
-// replaces go-ethereum with, cached in DefaultCache (built first under
-// CI=true; run from a package directory of the repository). Elsewhere a
-// missing op-geth skips the test.
+// replaces go-ethereum with, cached in DefaultCache (built by scripts/test
+// before the tests, and here first under CI=true; run from a package
+// directory of the repository). Elsewhere a missing op-geth skips the test.
 func OpGethForTest(tb testing.TB) string {
 	tb.Helper()
 	if bin := os.Getenv("PRECONF_OPGETH"); bin != "" {
@@ -54,7 +55,7 @@ func OpGethForTest(tb testing.TB) string {
 	}
 	bin, err := OpGeth(".", DefaultCache(), os.Getenv("CI") == "true", testLog{tb})
 	if err != nil {
-		Missing(tb, fmt.Sprintf("%v: set PRECONF_OPGETH, or build it with `go run ./bench -install op-geth`", err))
+		Missing(tb, fmt.Sprintf("%v: build it with `go run ./internal/tools/install op-geth` from the repository's root or set PRECONF_OPGETH", err))
 	}
 	return bin
 }
