@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -24,11 +25,11 @@ type key struct{ pkg, test string }
 type skipped struct{ test, reason string }
 
 // summary turns the events into the terminal's text, the log and the skip
-// line. Output is kept per top-level test (its subtests' included) until
-// the test ends: printed if it failed, dropped otherwise.
+// line. Output is kept per test until the test ends: a failed top-level
+// test's is printed with that of its failed subtests, the rest dropped.
 type summary struct {
 	term, log io.Writer
-	tests     map[key][]string    // output of running top-level tests
+	tests     map[key][]string    // output of running tests (a failed subtest's in its parent's)
 	pkgOut    map[string][]string // a package's own output (ok/FAIL lines, TestMain, panics)
 	last      map[key]string      // each test's last logged message: a skip's reason
 	skips     []skipped
@@ -53,11 +54,11 @@ func (s *summary) line(b []byte) {
 		s.packageEvent(e)
 		return
 	}
-	k, top := key{e.Package, e.Test}, key{e.Package, strings.SplitN(e.Test, "/", 2)[0]}
+	k := key{e.Package, e.Test}
 	switch e.Action {
 	case "output":
 		io.WriteString(s.log, e.Output)
-		s.tests[top] = append(s.tests[top], e.Output)
+		s.tests[k] = append(s.tests[k], e.Output)
 		if m := logged.FindStringSubmatch(strings.TrimRight(e.Output, "\n")); m != nil {
 			s.last[k] = m[1]
 		}
@@ -66,16 +67,19 @@ func (s *summary) line(b []byte) {
 		fallthrough
 	case "pass":
 		delete(s.last, k)
-		if k == top {
-			delete(s.tests, top)
-		}
+		delete(s.tests, k)
 	case "fail":
 		s.failed = true
 		delete(s.last, k)
-		if k == top {
-			s.print(s.tests[top])
-			delete(s.tests, top)
+		// A failed subtest's output goes with its parent's, printed when
+		// the top-level test ends; a passed one's is dropped.
+		if i := strings.LastIndexByte(e.Test, '/'); i >= 0 {
+			parent := key{e.Package, e.Test[:i]}
+			s.tests[parent] = append(s.tests[parent], s.tests[k]...)
+		} else {
+			s.print(s.tests[k])
 		}
+		delete(s.tests, k)
 	}
 }
 
@@ -100,13 +104,19 @@ func (s *summary) packageEvent(e event) {
 		delete(s.pkgOut, e.Package)
 	case "fail":
 		s.failed = true
-		// Tests that never ended (a panic, a timeout) first, then the
-		// package's own lines.
-		for k, out := range s.tests {
+		// Tests that never ended (a panic, a timeout) first, in name
+		// order (a parent before its subtests), then the package's own
+		// lines.
+		var running []key
+		for k := range s.tests {
 			if k.pkg == e.Package {
-				s.print(out)
-				delete(s.tests, k)
+				running = append(running, k)
 			}
+		}
+		slices.SortFunc(running, func(a, b key) int { return strings.Compare(a.test, b.test) })
+		for _, k := range running {
+			s.print(s.tests[k])
+			delete(s.tests, k)
 		}
 		s.print(s.pkgOut[e.Package])
 		delete(s.pkgOut, e.Package)

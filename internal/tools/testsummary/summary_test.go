@@ -69,6 +69,7 @@ func TestSummaryCases(t *testing.T) {
 		name, input string
 		failed      bool
 		want        []string // in the terminal
+		not         []string // not in the terminal
 		last        string
 	}{{
 		name: "all pass",
@@ -94,6 +95,27 @@ func TestSummaryCases(t *testing.T) {
 		want:   []string{"go: downloading example.com/m v1.0.0\n", "    a_test.go:9: waiting for the seal\npanic: test timed out after 40m0s\nFAIL\t"},
 		last:   "skipped: none",
 	}, {
+		// As a plain go test: a failed test with its failed subtest, not
+		// the subtests that passed.
+		name: "a failed test with a passing subtest",
+		input: `{"Action":"run",` + pkg + `,"Test":"TestT"}
+{"Action":"output",` + pkg + `,"Test":"TestT","Output":"=== RUN   TestT\n"}
+{"Action":"output",` + pkg + `,"Test":"TestT/good","Output":"    a_test.go:4: all fine\n"}
+{"Action":"output",` + pkg + `,"Test":"TestT/good","Output":"    --- PASS: TestT/good (0.00s)\n"}
+{"Action":"pass",` + pkg + `,"Test":"TestT/good"}
+{"Action":"output",` + pkg + `,"Test":"TestT/bad","Output":"    a_test.go:5: got 1\n"}
+{"Action":"output",` + pkg + `,"Test":"TestT/bad","Output":"    --- FAIL: TestT/bad (0.00s)\n"}
+{"Action":"fail",` + pkg + `,"Test":"TestT/bad"}
+{"Action":"output",` + pkg + `,"Test":"TestT","Output":"--- FAIL: TestT (0.00s)\n"}
+{"Action":"fail",` + pkg + `,"Test":"TestT"}
+{"Action":"output",` + pkg + `,"Output":"FAIL\n"}
+{"Action":"output",` + pkg + `,"Output":"FAIL\tgithub.com/preconf/preconf/p\t0.1s\n"}
+{"Action":"fail",` + pkg + `}`,
+		failed: true,
+		want:   []string{"    a_test.go:5: got 1\n    --- FAIL: TestT/bad (0.00s)\n--- FAIL: TestT (0.00s)\nFAIL\nFAIL\tgithub.com/preconf/preconf/p\t0.1s\n"},
+		not:    []string{"all fine", "--- PASS", "=== RUN"},
+		last:   "skipped: none",
+	}, {
 		name: "a skip without a message",
 		input: `{"Action":"run",` + pkg + `,"Test":"TestS"}
 {"Action":"skip",` + pkg + `,"Test":"TestS"}
@@ -108,6 +130,11 @@ func TestSummaryCases(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(term, w) {
 					t.Errorf("terminal lacks %q:\n%s", w, term)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(term, n) {
+					t.Errorf("terminal shows %q:\n%s", n, term)
 				}
 			}
 			lines := strings.Split(strings.TrimRight(term, "\n"), "\n")
