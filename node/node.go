@@ -54,11 +54,15 @@ type Config struct {
 	BatchLimit  int
 
 	// Limits (docs/reliability.md); zero values take the defaults.
-	RPCTimeout      time.Duration  // request deadline (rpc.DefaultTimeout; negative: none)
-	MaxResponseSize int            // one answer's bytes (rpc.DefaultMaxResponseSize; negative: none)
-	MaxConnections  int            // open connections (rpc.DefaultMaxConnections)
-	MaxTracing      int            // concurrent debug_trace*/eth_simulateV1 calls (DefaultMaxTracing)
-	MaxSubs         int            // subscriptions per websocket (1000)
+	RPCTimeout      time.Duration // request deadline (rpc.DefaultTimeout; negative: none)
+	MaxResponseSize int           // one answer's bytes (rpc.DefaultMaxResponseSize; negative: none)
+	MaxConnections  int           // open connections (rpc.DefaultMaxConnections)
+	MaxTracing      int           // concurrent debug_trace*/eth_simulateV1 calls (DefaultMaxTracing)
+	MaxSubs         int           // subscriptions per websocket (1000)
+	// DisableFastPath serves every HTTP request through net/http
+	// (--http.fastpath=false) instead of answering plain JSON-RPC POSTs on
+	// rpc's fast path.
+	DisableFastPath bool
 	LogLimits       *api.LogLimits // eth_getLogs caps (nil: api's defaults)
 	// VHosts are the Host names served (nil: rpc.DefaultVHosts; "*": any).
 	VHosts []string
@@ -391,20 +395,21 @@ func (n *Node) Start(other http.Handler) error {
 	if vhosts == nil {
 		vhosts = rpc.DefaultVHosts
 	}
-	hosts := rpc.NewHostAllowList(vhosts)
-	httpOpts := rpc.HTTPOptions{MaxBody: n.cfg.MaxBody, CORSOrigins: n.cfg.CORSOrigins, Other: other,
-		Hosts: hosts, MaxConnections: n.cfg.MaxConnections, HealthPaths: []string{"/health", "/readyz"}}
-	n.mux.Handle("/", n.RPC.HTTPHandler(httpOpts))
+	transport := n.RPC.HTTPHandler(rpc.HTTPOptions{MaxBody: n.cfg.MaxBody, CORSOrigins: n.cfg.CORSOrigins, Other: other,
+		Hosts: rpc.NewHostAllowList(vhosts), MaxConnections: n.cfg.MaxConnections, HealthPaths: []string{"/health", "/readyz"},
+		DisableFastPath: n.cfg.DisableFastPath})
+	n.mux.Handle("/", transport)
 	n.mux.Handle("/health", statusHandler(n.Health, "ok", "unhealthy"))
 	n.mux.Handle("/readyz", statusHandler(n.Ready, "ready", "not ready"))
 	n.mux.Handle("/metrics", metricsHandler(n.Metrics))
-	// One Host check for every endpoint: JSON-RPC (the fast path checks the
-	// same list), websockets, the feed, the page, /wallet/*, /metrics.
-	n.http = n.RPC.HTTPServer(hosts.Filter(n.mux), httpOpts)
+	// One request policy (rpc's) for every endpoint: the Host check applies
+	// to JSON-RPC on either path, websockets, the feed, the page, /wallet/*,
+	// /metrics.
+	n.http = transport.NewServer(n.mux)
 	go func() {
-		// Plain JSON-RPC POSTs are answered on rpc's fast path; everything
-		// else goes to n.http unchanged.
-		if err := n.RPC.ServeFast(ln, n.http, httpOpts); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// Plain JSON-RPC POSTs are answered on rpc's fast path (unless
+		// DisableFastPath); everything else goes to n.http unchanged.
+		if err := transport.Serve(ln, n.http); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.log.Error("http server", "err", err)
 		}
 	}()

@@ -46,9 +46,16 @@ func get(t *testing.T, url, host string) (int, string) {
 }
 
 // A request in flight when the node is told to stop is answered; the node
-// then closes (and new connections are refused).
+// then closes (and new connections are refused). With or without the fast
+// path (--http.fastpath).
 func TestCloseDrainsInFlight(t *testing.T) {
-	n := startNode(t, Config{})
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fast path off %v", off), func(t *testing.T) { testCloseDrainsInFlight(t, off) })
+	}
+}
+
+func testCloseDrainsInFlight(t *testing.T, noFastPath bool) {
+	n := startNode(t, Config{DisableFastPath: noFastPath})
 	started := make(chan struct{}, 2)
 	n.RPC.Register("test_slow", func(ctx context.Context, _ rpc.Params) (any, error) {
 		started <- struct{}{}
@@ -140,20 +147,22 @@ func TestHealthReportsStaleSequencer(t *testing.T) {
 }
 
 // Every endpoint answers a foreign Host 403: JSON-RPC, the page, the feed,
-// the wallet, /metrics.
+// the wallet, /metrics; with or without the fast path.
 func TestHostCheckOnEveryEndpoint(t *testing.T) {
-	n := startNode(t, Config{})
-	defer n.Close()
-	if err := n.Start(nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range []string{"/", "/flashblocks", "/ws", "/wallet/state", "/metrics", "/health", "/chain.json"} {
-		if code, body := get(t, n.URL()+path, "rebind.example:8545"); code != http.StatusForbidden || !strings.Contains(body, "invalid host") {
-			t.Errorf("%s with a foreign Host: %d %s", path, code, body)
+	for _, off := range []bool{false, true} {
+		n := startNode(t, Config{DisableFastPath: off})
+		if err := n.Start(nil); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if code, _ := get(t, n.URL()+"/metrics", "localhost:8545"); code != 200 {
-		t.Errorf("/metrics with Host localhost: %d", code)
+		for _, path := range []string{"/", "/flashblocks", "/ws", "/wallet/state", "/metrics", "/health", "/chain.json"} {
+			if code, body := get(t, n.URL()+path, "rebind.example:8545"); code != http.StatusForbidden || !strings.Contains(body, "invalid host") {
+				t.Errorf("fast path off %v: %s with a foreign Host: %d %s", off, path, code, body)
+			}
+		}
+		if code, _ := get(t, n.URL()+"/metrics", "localhost:8545"); code != 200 {
+			t.Errorf("fast path off %v: /metrics with Host localhost: %d", off, code)
+		}
+		n.Close()
 	}
 }
 

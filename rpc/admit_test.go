@@ -162,13 +162,15 @@ func TestSlotBeginOrEvict(t *testing.T) {
 // requests on the fast path and on net/http, a websocket without
 // subscriptions (closed with 1013). A websocket with a subscription is in
 // use and stays.
-func TestIdleConnectionsMakeRoom(t *testing.T) {
+func TestIdleConnectionsMakeRoom(t *testing.T) { bothPaths(t, testIdleConnectionsMakeRoom) }
+
+func testIdleConnectionsMakeRoom(t *testing.T, netHTTPOnly bool) {
 	const max = 5
 	srv := NewServer(Options{})
 	testSubs(srv, 0)
 	ws := srv.WSHandler(WSOptions{})
 	defer ws.Close()
-	addr, _ := startFast(t, srv, HTTPOptions{MaxConnections: max, Other: ws})
+	addr, _ := startFast(t, srv, HTTPOptions{MaxConnections: max, Other: ws, DisableFastPath: netHTTPOnly})
 	call := post(`{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["hi"]}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -249,6 +251,10 @@ func TestIdleConnectionsMakeRoom(t *testing.T) {
 // loopback health check still gets through (and nothing else on that
 // connection); once the requests end, new clients are served again.
 func TestBusyConnectionsRefusedButHealthChecked(t *testing.T) {
+	bothPaths(t, testBusyConnectionsRefused)
+}
+
+func testBusyConnectionsRefused(t *testing.T, netHTTPOnly bool) {
 	s := testServer()
 	release := make(chan struct{})
 	running := make(chan struct{}, 2)
@@ -257,7 +263,7 @@ func TestBusyConnectionsRefusedButHealthChecked(t *testing.T) {
 		<-release
 		return true, nil
 	})
-	addr, _ := startFast(t, s, HTTPOptions{MaxConnections: 2})
+	addr, _ := startFast(t, s, HTTPOptions{MaxConnections: 2, DisableFastPath: netHTTPOnly})
 	var held []net.Conn
 	for range 2 {
 		c, err := net.Dial("tcp", addr)

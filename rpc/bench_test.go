@@ -156,9 +156,10 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv := &http.Server{Handler: s.HTTPHandler(HTTPOptions{})}
+			h := s.HTTPHandler(HTTPOptions{})
+			srv := &http.Server{Handler: h}
 			if mode == "fast" {
-				go s.ServeFast(ln, srv, HTTPOptions{})
+				go h.Serve(ln, srv)
 			} else {
 				go srv.Serve(ln)
 			}
@@ -336,7 +337,7 @@ func BenchmarkReadHead(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			opts := HTTPOptions{}
 			opts.defaults()
-			fc := &fastConn{srv: &fastServer{opts: opts}}
+			fc := &fastConn{srv: &fastServer{opts: opts, policy: newRequestPolicy(opts)}}
 			raw := heads[name] + strings.Repeat("x", 120)
 			br := bufio.NewReaderSize(strings.NewReader(""), fastBufSize)
 			for b.Loop() {

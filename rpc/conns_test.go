@@ -47,9 +47,10 @@ func TestAcceptErrorsDoNotStopServing(t *testing.T) {
 	}
 	ln := &flakyListener{Listener: inner}
 	ln.fails.Store(5)
-	srv := s.HTTPServer(s.HTTPHandler(HTTPOptions{}), HTTPOptions{})
+	h := s.HTTPHandler(HTTPOptions{})
+	srv := h.NewServer(h)
 	done := make(chan error, 1)
-	go func() { done <- s.ServeFast(ln, srv, HTTPOptions{}) }()
+	go func() { done <- h.Serve(ln, srv) }()
 	defer func() {
 		srv.Close()
 		<-done
@@ -100,9 +101,11 @@ func TestConnectionsCountedUntilClosed(t *testing.T) {
 }
 
 // A client that sends its head or body too slowly is cut off, on both paths.
-func TestSlowClientsCutOff(t *testing.T) {
+func TestSlowClientsCutOff(t *testing.T) { bothPaths(t, testSlowClientsCutOff) }
+
+func testSlowClientsCutOff(t *testing.T, netHTTPOnly bool) {
 	s := testServer()
-	opts := HTTPOptions{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 400 * time.Millisecond}
+	opts := HTTPOptions{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 400 * time.Millisecond, DisableFastPath: netHTTPOnly}
 	addr, _ := startFast(t, s, opts)
 	cases := map[string]string{
 		"silent":            "",

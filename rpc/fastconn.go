@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -278,3 +280,30 @@ type dateText struct {
 }
 
 var cachedDate atomic.Pointer[dateText]
+
+// readHead parses the request head in br without consuming it (parseHead),
+// reading more of it while it is incomplete, until fc.headBy (zero: the
+// read-header timeout from now); a head that does not complete by then
+// closes the connection (headClose).
+func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
+	buf, _ := br.Peek(br.Buffered())
+	if head, n, v = parseHead(buf, fc.srv.policy); v != headIncomplete {
+		return head, n, v
+	}
+	by := fc.headBy
+	if by.IsZero() {
+		by = time.Now().Add(fc.srv.opts.ReadHeaderTimeout)
+	}
+	fc.setReadDeadline(by)
+	for v == headIncomplete {
+		if _, err := br.Peek(br.Buffered() + 1); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return 0, 0, headClose
+			}
+			return 0, 0, headHandOff
+		}
+		buf, _ = br.Peek(br.Buffered())
+		head, n, v = parseHead(buf, fc.srv.policy)
+	}
+	return head, n, v
+}

@@ -27,12 +27,13 @@ func startFuzzPair(t *testing.T) (fast, plain string) {
 		if err != nil {
 			panic(err)
 		}
-		go s.ServeFast(ln, s.HTTPServer(s.HTTPHandler(opts), opts), opts)
+		h := s.HTTPHandler(opts)
+		go h.Serve(ln, h.NewServer(h))
 		pl, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			panic(err)
 		}
-		go s.HTTPServer(s.HTTPHandler(opts), opts).Serve(pl)
+		go h.NewServer(h).Serve(pl)
 		fuzzPair.fast, fuzzPair.slow = ln.Addr().String(), pl.Addr().String()
 	})
 	return fuzzPair.fast, fuzzPair.slow

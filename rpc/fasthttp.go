@@ -16,40 +16,28 @@ import (
 // per-request machinery (request and header maps, the response writer's
 // buffering, the background read that watches for a closed connection, the
 // extra goroutine hand-offs) costing more CPU than decoding, dispatching and
-// answering the call. ServeFast answers the overwhelmingly common request —
+// answering the call. The fast path answers the overwhelmingly common request —
 // a keep-alive "POST / HTTP/1.1" with a Content-Length JSON body — directly
 // on the connection, and hands every other connection (GET, websocket
 // upgrades, CORS, chunked bodies, oversized bodies, odd headers, HTTP/1.0…)
 // unread to a regular http.Server, so every behaviour other than speed stays
 // net/http's. Answers are byte-for-byte those of HTTPHandler.
 
-// ServeFast serves JSON-RPC on ln until srv is shut down: fast-path requests
-// are answered here, every other connection is served by srv (whose Handler
-// must route "/" to s.HTTPHandler(opts), with the same opts; HTTPServer
-// makes one with the matching timeouts; ServeFast sets its ConnState and
-// ConnContext hooks and wraps its Handler, see track). srv.Shutdown or
-// srv.Close also stops the fast path: ln is closed, idle connections are
-// closed, and busy ones close after their current answer (Server.Drain
-// waits for those). It returns http.ErrServerClosed after that, like
-// http.Server.Serve.
-//
-// Accept errors (too many open files, …) never stop it: it backs off and
-// retries. Connections are admitted under opts.MaxConnections (counted
-// with those handed to srv, websockets included, until they close; see
-// connTable).
-func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) error {
-	opts.defaults()
-	table := newConnTable(opts.MaxConnections, s.metrics)
-	cl := newConnListener(ln, table, s.log, s.metrics)
-	f := &fastServer{rpc: s, opts: opts, ln: cl, table: table, conns: make(map[*fastConn]struct{}), done: make(chan struct{}),
-		handoff: &chanListener{addr: ln.Addr(), ch: make(chan net.Conn), done: make(chan struct{})}}
+// serveFast serves cl's connections until srv is shut down: fast-path
+// requests are answered here, every other connection is handed to srv.
+// srv.Shutdown or srv.Close also stops the fast path: cl is closed, idle
+// connections are closed, and busy ones close after their current answer
+// (Server.Drain waits for those).
+func (t *HTTPTransport) serveFast(cl *connListener, table *connTable, srv *http.Server) error {
+	s, opts := t.srv, t.opts
+	f := &fastServer{rpc: s, opts: opts, policy: t.policy, ln: cl, table: table, conns: make(map[*fastConn]struct{}),
+		done: make(chan struct{}), handoff: &chanListener{addr: cl.Addr(), ch: make(chan net.Conn), done: make(chan struct{})}}
 	// Shutdown does not cancel requests in flight: they finish (Drain,
 	// whose abort reaches them through the watcher, see watch).
 	f.ctx = s.withLimits(WithTransport(context.Background(), "http"))
 	f.order = arrival.New(runtime.GOMAXPROCS(0), opts.IdleTimeout/4)
 	f.orderFrom = int64(2 * runtime.GOMAXPROCS(0))
 	f.handoff.onClose = f.shutdown
-	track(srv, opts)
 	go srv.Serve(f.handoff) // returns when srv shuts down (it closes the listener)
 	for {
 		c, err := cl.Accept()
@@ -78,6 +66,7 @@ func (s *Server) ServeFast(ln net.Listener, srv *http.Server, opts HTTPOptions) 
 type fastServer struct {
 	rpc     *Server
 	opts    HTTPOptions
+	policy  *requestPolicy
 	ln      net.Listener
 	handoff *chanListener
 	table   *connTable

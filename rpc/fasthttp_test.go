@@ -17,19 +17,20 @@ import (
 	"github.com/coder/websocket"
 )
 
-// startFast serves s with ServeFast (the fallback routes "/" to the same
-// handler, as node does) and returns its address and the http.Server.
+// startFast serves s with its HTTP transport (the mux routes "/" to the
+// transport, as node's does) and returns its address and the http.Server.
 func startFast(t *testing.T, s *Server, opts HTTPOptions) (string, *http.Server) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	h := s.HTTPHandler(opts)
 	mux := http.NewServeMux()
-	mux.Handle("/", s.HTTPHandler(opts))
-	srv := s.HTTPServer(mux, opts)
+	mux.Handle("/", h)
+	srv := h.NewServer(mux)
 	done := make(chan error, 1)
-	go func() { done <- s.ServeFast(ln, srv, opts) }()
+	go func() { done <- h.Serve(ln, srv) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -44,6 +45,13 @@ func startFast(t *testing.T, s *Server, opts HTTPOptions) (string, *http.Server)
 		}
 	})
 	return ln.Addr().String(), srv
+}
+
+// bothPaths runs a test on the fast path and on net/http alone
+// (HTTPOptions.DisableFastPath).
+func bothPaths(t *testing.T, test func(t *testing.T, netHTTPOnly bool)) {
+	t.Run("fast path", func(t *testing.T) { test(t, false) })
+	t.Run("net/http", func(t *testing.T) { test(t, true) })
 }
 
 // rawExchange sends raw request bytes on conn and reads one response.
@@ -80,9 +88,11 @@ func post(body string, extra ...string) string {
 
 // Every request gets the same status, body and headers (but Date) from the
 // fast path as from HTTPHandler on a plain net/http server.
-func TestServeFastMatchesHTTPHandler(t *testing.T) {
+func TestServeFastMatchesHTTPHandler(t *testing.T) { bothPaths(t, testMatchesHTTPHandler) }
+
+func testMatchesHTTPHandler(t *testing.T, netHTTPOnly bool) {
 	s := testServer()
-	opts := HTTPOptions{MaxBody: 1024, CORSOrigins: []string{"https://ok.example"}}
+	opts := HTTPOptions{MaxBody: 1024, CORSOrigins: []string{"https://ok.example"}, DisableFastPath: netHTTPOnly}
 	fastAddr, _ := startFast(t, s, opts)
 	plain := httptest.NewServer(s.HTTPHandler(opts))
 	defer plain.Close()
@@ -223,9 +233,10 @@ func TestServeFastShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: s.HTTPHandler(HTTPOptions{})}
+	h := s.HTTPHandler(HTTPOptions{})
+	srv := &http.Server{Handler: h}
 	done := make(chan error, 1)
-	go func() { done <- s.ServeFast(ln, srv, HTTPOptions{}) }()
+	go func() { done <- h.Serve(ln, srv) }()
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -260,9 +271,10 @@ func TestServeFastClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: s.HTTPHandler(HTTPOptions{})}
+	h := s.HTTPHandler(HTTPOptions{})
+	srv := &http.Server{Handler: h}
 	done := make(chan error, 1)
-	go func() { done <- s.ServeFast(ln, srv, HTTPOptions{}) }()
+	go func() { done <- h.Serve(ln, srv) }()
 	conn, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)

@@ -1,75 +1,64 @@
 package rpc
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
-	"os"
 	"strings"
-	"time"
 )
 
-// headVerdict is what readHead decided about a request head.
+// headVerdict is what parseHead decided about a request head.
 type headVerdict int
 
 const (
-	headFast    headVerdict = iota // answered here
-	headHandOff                    // served by net/http
-	headClose                      // the head did not arrive in time
+	headFast       headVerdict = iota // answered by the fast path
+	headHandOff                       // served by net/http
+	headIncomplete                    // more bytes may make it either (parseHead)
+	headClose                         // the head did not arrive in time (readHead)
 )
 
-// readHead parses the request head in br without consuming it. headFast
-// means the fast path answers it: then head is the head's length and n the
-// body's. Anything unusual is left to net/http; a head that does not
-// complete within the read-header timeout closes the connection.
-func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
+// parseHead decides, from the bytes of a request that arrived so far,
+// whether the fast path answers it under policy p: headFast with the
+// head's length and the body's (n), or headHandOff for anything net/http
+// would answer otherwise or that p does not pass as it is (a foreign Host,
+// CORS, a body over the limit, chunked bodies, odd headers…), or
+// headIncomplete while the head has not ended and may still be one the fast
+// path takes. It reads nothing but buf (FuzzParseHead checks it against
+// net/http's parser).
+func parseHead(buf []byte, p *requestPolicy) (head, n int, v headVerdict) {
 	const no = headHandOff
-	buf, _ := br.Peek(br.Buffered())
 	end := bytes.Index(buf, crlfcrlf)
 	if end < 0 {
-		// The head is split across reads: wait for the rest, a little,
-		// unless what came already is not ours (net/http answers some
-		// malformed heads before they are complete).
-		by := fc.headBy
-		if by.IsZero() {
-			by = time.Now().Add(fc.srv.opts.ReadHeaderTimeout)
-		}
-		fc.setReadDeadline(by)
-		for end < 0 && br.Buffered() < fastBufSize {
-			if !fastPrefix(buf) {
-				return 0, 0, no
-			}
-			if _, err := br.Peek(br.Buffered() + 1); err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) {
-					return 0, 0, headClose
-				}
-				return 0, 0, no
-			}
-			buf, _ = br.Peek(br.Buffered())
-			end = bytes.Index(buf, crlfcrlf)
-		}
-		if end < 0 {
+		// Split across reads: wait for the rest, unless what came already
+		// is not ours (net/http answers some malformed heads before they
+		// are complete) or fills the buffer.
+		if len(buf) >= fastBufSize || !fastPrefix(buf) {
 			return 0, 0, no
 		}
+		return 0, 0, headIncomplete
 	}
-	// Through the last header's CRLF, so that fastPrefix checks every
-	// header line and the loop below need not again.
-	if !fastPrefix(buf[:end+2]) {
-		return 0, 0, no
-	}
+	// One pass over the lines through the last header's CRLF: each is
+	// checked as fastPrefix checks those of an incomplete head (ends in
+	// CRLF, a well-formed header) as it is read. Checking every line first
+	// (fastPrefix) and reading them after took 1.30× the instructions for
+	// BenchmarkReadHead/bench and 1.34× for /fetch (valgrind
+	// --tool=callgrind, 20000 iterations each).
 	head = end + 4
-	lines := buf[:end+2]
-	line, rest, _ := cutLine(lines)
-	if string(line) != "POST / HTTP/1.1" {
+	rest := buf[:end+2]
+	if !bytes.HasPrefix(rest, fastRequestLine) {
 		return 0, 0, no
 	}
+	rest = rest[len(fastRequestLine):]
 	n = -1
 	hasHost, hasType := false, false
 	for len(rest) > 0 {
-		line, rest, _ = cutLine(rest)
-		colon := bytes.IndexByte(line, ':') // name and value valid: fastPrefix
-		if colon <= 0 {
-			return 0, 0, no // fastPrefix refused it already; kept so a slip cannot panic
+		i := bytes.IndexByte(rest, '\n') // found: rest ends in CRLF
+		if i < 1 || rest[i-1] != '\r' {
+			return 0, 0, no // a bare LF
+		}
+		line := rest[:i-1]
+		rest = rest[i+1:]
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || !validHeaderName(line[:colon]) || !validHeaderValue(line[colon+1:]) {
+			return 0, 0, no
 		}
 		name, value := line[:colon], trimOWS(line[colon+1:])
 		switch {
@@ -91,7 +80,7 @@ func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
 			}
 			hasType = true
 		case asciiFold(name, "host"):
-			if hasHost || !fc.srv.opts.Hosts.allowsBytes(value) {
+			if hasHost || !p.hostOKBytes(value) {
 				return 0, 0, no // net/http answers 403
 			}
 			hasHost = true
@@ -100,7 +89,7 @@ func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
 				return 0, 0, no
 			}
 		case asciiFold(name, "origin"):
-			if len(fc.srv.opts.CORSOrigins) > 0 {
+			if p.corsOn() {
 				return 0, 0, no // CORS headers are net/http's business
 			}
 		case asciiFold(name, "transfer-encoding"), asciiFold(name, "expect"), asciiFold(name, "upgrade"),
@@ -108,7 +97,7 @@ func (fc *fastConn) readHead(br *bufio.Reader) (head, n int, v headVerdict) {
 			return 0, 0, no
 		}
 	}
-	if !hasHost || !hasType || n < 0 || int64(n) > fc.srv.opts.MaxBody {
+	if !hasHost || !hasType || n < 0 || !p.bodyOK(int64(n)) {
 		return 0, 0, no
 	}
 	return head, n, headFast

@@ -3,7 +3,6 @@ package rpc
 import (
 	"bytes"
 	"net"
-	"net/http"
 	"net/netip"
 	"strings"
 )
@@ -60,18 +59,6 @@ func (l *HostAllowList) Allows(host string) bool {
 	// like "localhost" (and "evil." cannot pass as a listed "evil").
 	host = strings.TrimSuffix(host, ".")
 	return host != "" && l.names[strings.ToLower(host)]
-}
-
-// Filter answers 403 "invalid host specified" (geth's answer) to requests
-// whose Host is not allowed, and passes the others to next.
-func (l *HostAllowList) Filter(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !l.Allows(r.Host) {
-			http.Error(w, "invalid host specified", http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // allowsBytes is Allows for a header value on the fast path: a listed name

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"mime"
+	"net"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -35,6 +34,9 @@ type HTTPOptions struct {
 	HealthPaths []string
 	// Timeouts of a connection; zero values take the Default… constants.
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// DisableFastPath serves every request through net/http (Serve): the
+	// fast path is on by default.
+	DisableFastPath bool
 }
 
 func (o *HTTPOptions) defaults() {
@@ -61,57 +63,69 @@ func (o *HTTPOptions) defaults() {
 	}
 }
 
-// HTTPServer is the net/http server for ServeFast's hand-offs (and any
-// other listener) with opts' timeouts. Its write timeout, which net/http
-// counts from the request's arrival, leaves room for the request deadline.
-// Websockets clear both deadlines when they are accepted.
-func (s *Server) HTTPServer(h http.Handler, opts HTTPOptions) *http.Server {
+// HTTPTransport is JSON-RPC over HTTP for one Server and one set of
+// options: it answers "/" (JSON-RPC POSTs, GET /health) as an http.Handler,
+// makes the net/http server around a mux (NewServer) and serves listeners
+// (Serve: on the fast path, or net/http alone). The three share one
+// request policy (requestPolicy), built here.
+type HTTPTransport struct {
+	srv    *Server
+	opts   HTTPOptions
+	policy *requestPolicy
+}
+
+// HTTPHandler returns s's HTTP transport with opts.
+func (s *Server) HTTPHandler(opts HTTPOptions) *HTTPTransport {
 	opts.defaults()
-	write := opts.WriteTimeout
-	if s.opts.Timeout > 0 {
-		write = max(write, s.opts.Timeout+writeMargin)
+	return &HTTPTransport{srv: s, opts: opts, policy: newRequestPolicy(opts)}
+}
+
+// NewServer is the net/http server for h (a mux that routes "/" to t)
+// with the options' timeouts; the Host allow-list applies to every
+// endpoint h serves. Its write timeout, which net/http counts from the
+// request's arrival, leaves room for the request deadline. Websockets
+// clear both deadlines when they are accepted.
+func (t *HTTPTransport) NewServer(h http.Handler) *http.Server {
+	write := t.opts.WriteTimeout
+	if timeout := t.srv.opts.Timeout; timeout > 0 {
+		write = max(write, timeout+writeMargin)
 	}
 	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: opts.ReadHeaderTimeout,
-		ReadTimeout:       opts.ReadTimeout,
+		Handler:           t.policy.filter(h),
+		ReadHeaderTimeout: t.opts.ReadHeaderTimeout,
+		ReadTimeout:       t.opts.ReadTimeout,
 		WriteTimeout:      write,
-		IdleTimeout:       opts.IdleTimeout,
+		IdleTimeout:       t.opts.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ErrorLog:          slog.NewLogLogger(t.srv.log.Handler(), slog.LevelDebug),
 	}
 }
 
-// acceptedTypes are the Content-Types geth accepts for JSON-RPC.
-var acceptedTypes = map[string]bool{
-	"application/json":        true,
-	"application/json-rpc":    true,
-	"application/jsonrequest": true,
-}
-
-// HTTPHandler serves JSON-RPC over HTTP POST on "/" and GET /health.
-func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
-	opts.defaults()
-	h := &httpHandler{srv: s, opts: opts, origins: make(map[string]bool)}
-	for _, o := range opts.CORSOrigins {
-		h.origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
+// Serve serves ln until srv (made by NewServer) is shut down, and returns
+// http.ErrServerClosed then, like http.Server.Serve. Connections are
+// admitted under MaxConnections (connTable; Serve sets srv's ConnState and
+// ConnContext hooks and wraps its Handler, see track), and accept errors
+// (too many open files, …) never stop it. Plain JSON-RPC POSTs are
+// answered on the fast path (fasthttp.go) and everything else by srv,
+// unless DisableFastPath: then srv serves every connection.
+func (t *HTTPTransport) Serve(ln net.Listener, srv *http.Server) error {
+	table := newConnTable(t.opts.MaxConnections, t.srv.metrics)
+	cl := newConnListener(ln, table, t.srv.log, t.srv.metrics)
+	track(srv, t.opts)
+	if t.opts.DisableFastPath {
+		return srv.Serve(cl)
 	}
-	return h
+	return t.serveFast(cl, table, srv)
 }
 
-type httpHandler struct {
-	srv     *Server
-	opts    HTTPOptions
-	origins map[string]bool
-}
-
-// ServeHTTP answers one request. ServeFast (fasthttp.go) answers plain
-// JSON-RPC POSTs without it: a change to what a POST to "/" gets here (new
-// headers, checks, limits) must be made there too, or make ServeFast hand
-// such requests over (readHead); TestServeFastMatchesHTTPHandler compares
-// the two.
-func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.opts.Hosts.Allows(r.Host) {
+// ServeHTTP answers one request. The fast path (fasthttp.go) answers plain
+// JSON-RPC POSTs without it: what it checks comes from the same policy,
+// and a change to what a POST to "/" gets here (new headers, checks,
+// limits) must be made there too, or make parseHead hand such requests
+// over; TestServeFastMatchesHTTPHandler and FuzzServeFast compare the two.
+func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := t.policy
+	if !p.hostOK(r.Host) {
 		http.Error(w, "invalid host specified", http.StatusForbidden)
 		return
 	}
@@ -129,15 +143,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	h.cors(w, r)
+	p.setCORS(w, r)
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodOptions:
 		w.WriteHeader(http.StatusNoContent)
 		return
 	default:
-		if h.opts.Other != nil {
-			h.opts.Other.ServeHTTP(w, r)
+		if t.opts.Other != nil {
+			t.opts.Other.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("Allow", "POST")
@@ -148,11 +162,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unsupported content type: use application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	if r.ContentLength > h.opts.MaxBody {
+	if !p.bodyOK(r.ContentLength) {
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.maxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -163,38 +177,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := context.WithValue(r.Context(), transportKey{}, "http")
-	resp := h.srv.Handle(ctx, body)
+	resp := t.srv.Handle(ctx, body)
 	w.Header().Set("Content-Type", "application/json")
 	if resp == nil { // only notifications: nothing to say
 		w.WriteHeader(http.StatusOK)
 		return
 	}
 	w.Write(resp)
-}
-
-func contentTypeOK(ct string) bool {
-	if ct == "application/json" { // the common case, without parsing
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && acceptedTypes[mt]
-}
-
-// cors sets the CORS headers for an allowed origin; CORS stays off otherwise.
-func (h *httpHandler) cors(w http.ResponseWriter, r *http.Request) {
-	origin := r.Header.Get("Origin")
-	if origin == "" || len(h.origins) == 0 {
-		return
-	}
-	if !h.origins["*"] && !h.origins[strings.ToLower(origin)] {
-		return
-	}
-	hdr := w.Header()
-	hdr.Set("Access-Control-Allow-Origin", origin)
-	hdr.Add("Vary", "Origin")
-	hdr.Set("Access-Control-Allow-Methods", "POST, GET, OPTIONS")
-	hdr.Set("Access-Control-Allow-Headers", "Content-Type")
-	hdr.Set("Access-Control-Max-Age", "600")
 }
 
 type transportKey struct{}

@@ -23,14 +23,21 @@ import (
 // more silent connection, so that every one finds the cap full. Then every
 // socket the node held is released. Latencies are reported, not asserted
 // (a shared machine); each answer must come within a generous deadline.
+// With the fast path and with net/http alone (--http.fastpath=false).
 func TestIdleConnectionsDoNotLockOut(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		t.Run(fmt.Sprintf("fastpath=%v", fast), func(t *testing.T) { testIdleConnections(t, fast) })
+	}
+}
+
+func testIdleConnections(t *testing.T, fastPath bool) {
 	const (
 		held     = 2000
 		checks   = 60
 		deadline = 10 * time.Second // per check, generous: the figure is the point
 	)
 	raiseNoFile(t, held+512)
-	p := startProc(t, nil, "--datadir", t.TempDir(), "--log.level", "warn")
+	p := startProc(t, nil, "--datadir", t.TempDir(), "--log.level", "warn", fmt.Sprintf("--http.fastpath=%v", fastPath))
 	socketsBefore := sockets(t, p)
 
 	var conns []net.Conn
@@ -123,10 +130,10 @@ func TestIdleConnectionsDoNotLockOut(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	alive(t, p, "the idle connections")
-	t.Logf("FIGURE idle connections: %d held (opened in %s) against --rpc.max-connections 500: %d evicted, 0 refused; "+
+	t.Logf("FIGURE idle connections, --http.fastpath=%v: %d held (opened in %s) against --rpc.max-connections 500: %d evicted, 0 refused; "+
 		"on a fresh connection each, %d of %d health checks p50 %s p99 %s, %d of %d eth_blockNumber p50 %s p99 %s; "+
 		"sockets back to %d within %s of the clients closing",
-		held, openedIn.Round(time.Millisecond), evicted, len(health), checks, pct(health, 50), pct(health, 99),
+		fastPath, held, openedIn.Round(time.Millisecond), evicted, len(health), checks, pct(health, 50), pct(health, 99),
 		len(calls), checks, pct(calls, 50), pct(calls, 99), socketsBefore, time.Since(released).Round(10*time.Millisecond))
 }
 
