@@ -30,9 +30,12 @@ func TestOPTipSuggestion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The L1-attributes deposit (gas limit 1M) and four 221k-gas
-	// transactions fill a block: a fifth does not fit.
+	// transactions fill a block: a fifth does not fit. Manual mining with
+	// no flashblock interval keeps all five in the pool until evm_mine, so
+	// the block takes the best tips whatever their arrival times (with
+	// timed flashblocks a slow machine pre-confirmed them in arrival order).
 	g.GasLimit = 1_000_000
-	n, err := node.New(node.Config{Genesis: g, BlockTime: time.Minute})
+	n, err := node.New(node.Config{Genesis: g, ManualMining: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,10 @@ func run(t *testing.T, args ...string) (string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = cleanEnv()
+	// A home of its own: a command that falls back to the default datadir
+	// (~/.preconf) must not meet a node the user (or another test run) has
+	// running there.
+	cmd.Env = append(cleanEnv(), "HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("preconf %v did not exit: %s", args, out)
