@@ -42,6 +42,8 @@ type Options struct {
 	// Memory also runs preconf-memory: preconf --datadir '' (chain in
 	// memory, no write-ahead log: nothing on disk).
 	Memory bool `json:"memory"`
+	// Poll is the clients' polling interval (viem's pollingInterval).
+	Poll time.Duration `json:"poll_ns"`
 }
 
 // AddFlags registers the loop's flags.
@@ -51,6 +53,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Cycles, "suite-cycles", 20, "evm_snapshot → transaction → evm_revert cycles")
 	fs.StringVar(&o.PreconfArgs, "suite-preconf-args", "", "extra flags for preconf --automine (space separated)")
 	fs.BoolVar(&o.Memory, "suite-memory", true, "also run preconf-memory: preconf --automine --datadir '' (nothing on disk)")
+	fs.DurationVar(&o.Poll, "suite-poll", 50*time.Millisecond, "viem's pollingInterval on every node (Hardhat's viem integration sets 50ms for a development network)")
 }
 
 // Loop is what one run of loop.mjs measured.
@@ -58,10 +61,14 @@ type Loop struct {
 	DeployMs float64   `json:"deploy_ms"`
 	WritesMs []float64 `json:"writes_ms"`
 	WriteMs  float64   `json:"write_phase_ms"`
+	ReadsMs  []float64 `json:"reads_ms"`
 	ReadMs   float64   `json:"read_phase_ms"`
 	CyclesMs []float64 `json:"cycles_ms"`
 	CycleMs  float64   `json:"cycle_phase_ms"`
-	End      End       `json:"end"`
+	// Requests are the JSON-RPC requests viem sent in each phase (deploy,
+	// writes, reads, cycles), by method.
+	Requests map[string]map[string]int `json:"requests"`
+	End      End                       `json:"end"`
 	// TotalMs is the loop's wall time (deploy + phases); CPUMs the node's
 	// CPU time over it.
 	TotalMs float64 `json:"total_ms"`
@@ -90,8 +97,8 @@ type Report struct {
 // Run runs the loop h.Rounds times on preconf and anvil (preconf first in
 // odd rounds, anvil first in even ones).
 func Run(h harness.Options, o Options, log io.Writer) (*Report, error) {
-	if o.Writes <= 0 || o.Reads < 0 || o.Cycles < 0 {
-		return nil, errors.New("-suite-writes must be positive, -suite-reads and -suite-cycles not negative")
+	if o.Writes <= 0 || o.Reads < 0 || o.Cycles < 0 || o.Poll <= 0 {
+		return nil, errors.New("-suite-writes and -suite-poll must be positive, -suite-reads and -suite-cycles not negative")
 	}
 	repo, err := harness.RepoRoot()
 	if err != nil {
@@ -139,7 +146,8 @@ func Run(h harness.Options, o Options, log io.Writer) (*Report, error) {
 		Runs: map[string][]Loop{}, Version: map[string]string{}}
 	env := append(os.Environ(), "BENCH_KEY="+chain.DevKeys[0], "BENCH_BYTECODE="+counterCode,
 		"BENCH_VIEM="+filepath.Join(viem, "index.js"), "BENCH_VIEM_ACCOUNTS="+filepath.Join(viem, "accounts/index.js"),
-		fmt.Sprintf("BENCH_WRITES=%d", o.Writes), fmt.Sprintf("BENCH_READS=%d", o.Reads), fmt.Sprintf("BENCH_CYCLES=%d", o.Cycles))
+		fmt.Sprintf("BENCH_WRITES=%d", o.Writes), fmt.Sprintf("BENCH_READS=%d", o.Reads), fmt.Sprintf("BENCH_CYCLES=%d", o.Cycles),
+		fmt.Sprintf("BENCH_POLL_MS=%d", o.Poll.Milliseconds()))
 	for round := 0; round < h.Rounds; round++ {
 		for _, name := range harness.Rotate(rep.Nodes, round) {
 			n, err := harness.StartNode(e, kinds[name], bins[name], round)
@@ -166,8 +174,9 @@ func Run(h harness.Options, o Options, log io.Writer) (*Report, error) {
 				return rep, fmt.Errorf("%s, round %d: %w", name, round+1, err)
 			}
 			rep.Runs[name] = append(rep.Runs[name], loop)
-			fmt.Fprintf(log, "  %-8s loop %7.0f ms (deploy %.0f, writes %.0f, reads %.0f, cycles %.0f; write p50 %.2f ms, cycle p50 %.2f ms), node CPU %.0f ms, end %+v\n",
-				name, loop.TotalMs, loop.DeployMs, loop.WriteMs, loop.ReadMs, loop.CycleMs, report.Median(loop.WritesMs), report.Median(loop.CyclesMs), loop.CPUMs, loop.End)
+			fmt.Fprintf(log, "  %-14s loop %6.0f ms (deploy %.0f, writes %.0f, reads %.0f, cycles %.0f; p50 write %.2f, read %.2f, cycle %.2f ms; receipt checks per write %.2f), node CPU %.0f ms, end %+v\n",
+				name, loop.TotalMs, loop.DeployMs, loop.WriteMs, loop.ReadMs, loop.CycleMs, report.Median(loop.WritesMs), report.Median(loop.ReadsMs),
+				report.Median(loop.CyclesMs), loop.checksPerWrite(), loop.CPUMs, loop.End)
 		}
 	}
 	return rep, rep.check()

@@ -22,6 +22,11 @@ func TestCheck(t *testing.T) {
 	if md := r.Markdown(); !strings.Contains(md, "preconf **0.90×**") {
 		t.Errorf("markdown lacks the ratio:\n%s", md)
 	}
+	r.Runs["preconf"][0].WritesMs = []float64{10, 20}
+	r.Runs["preconf"][0].Requests = map[string]map[string]int{"writes": {"eth_getTransactionReceipt": 3}}
+	if got := r.Runs["preconf"][0].checksPerWrite(); got != 1.5 {
+		t.Errorf("receipt checks per write %v, want 1.5 (3 checks, 2 writes)", got)
+	}
 	r.Runs["anvil"][1].End.Number = "201"
 	if err := r.check(); err == nil {
 		t.Error("a different end state passed")
