@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +46,7 @@ type Config struct {
 	// UpstreamTimeout bounds one upstream request (default 10 s).
 	UpstreamTimeout time.Duration
 	// Feed connection: reconnection backoff bounds, ping interval and the
-	// largest frame (defaults in follower/feed: 20 ms, 200 ms, 500 ms, 32 MiB).
+	// largest frame (defaults in follower/feed: 20 ms, 200 ms, 500 ms, 8 MiB).
 	MinBackoff, MaxBackoff, PingInterval time.Duration
 	MaxFrame                             int64
 	// Stall is how long the feed may be silent, a head poll go unanswered
@@ -94,6 +95,8 @@ type Follower struct {
 	shown     map[feed.PayloadID]uint64 // highest index published per payload (loop only)
 	warmed    common.Hash               // the last block warmParent seeded (loop only)
 	flog      feedLog                   // loop only
+	replays   bool                      // the feed replays the current block on connect (?replay=block)
+	resynced  feed.PayloadID            // the last block maybeResync reconnected for (loop only)
 	waiters   txWaiters                 // eth_sendRawTransactionSync callers (sync.go)
 
 	up       upstreamWatch
@@ -170,13 +173,20 @@ func New(cfg Config, src *pending.Source) (*Follower, error) {
 			URL: cfg.Feed, MinBackoff: cfg.MinBackoff, MaxBackoff: cfg.MaxBackoff,
 			PingInterval: cfg.PingInterval, ReadLimit: cfg.MaxFrame, Metrics: m, Logger: cfg.Logger,
 		},
-		flog: feedLog{log: cfg.Logger},
+		flog: feedLog{log: cfg.Logger}, replays: replaysBlock(cfg.Feed),
 	}
 	f.exec.stateAt = f.stateAt
 	if cfg.Metrics != nil {
 		f.registerMetrics(cfg.Metrics)
 	}
 	return f, nil
+}
+
+// replaysBlock reports whether the feed URL asks for the current block's
+// replay on connect.
+func replaysBlock(feedURL string) bool {
+	u, err := url.Parse(feedURL)
+	return err == nil && u.Query().Get("replay") == "block"
 }
 
 // CheckUpstream asks the upstream for its chain id and head; it fails when
@@ -325,7 +335,9 @@ func (f *Follower) onFlashblock(fb *feed.Flashblock, prep *prepared) bool {
 		f.exec.prepared.add(fb, prep)
 	}
 	out := f.tracker.Flashblock(fb)
-	f.flog.note(fb, out, f.tracker.Held(fb.PayloadID))
+	held := f.tracker.Held(fb.PayloadID)
+	f.flog.note(fb, out, held)
+	f.maybeResync(fb, out, held)
 	if fb.Index == 0 && (out == feed.Accepted || out == feed.Buffered || out == feed.TooFar) {
 		f.noteTip(fb.Number())
 	}
@@ -337,6 +349,22 @@ func (f *Follower) onFlashblock(fb *feed.Flashblock, prep *prepared) bool {
 		f.warmParent(fb)
 	}
 	return out == feed.Accepted
+}
+
+// maybeResync reconnects the feed when it replays the current block on
+// connect (?replay=block, as a preconf node's /flashblocks does) and a
+// flashblock is missing: two later ones held without it (more than a swap
+// of neighbours), or a block whose index 0 never came. The replay fills the
+// gap at once instead of leaving pending behind until the next block. Once
+// per block.
+func (f *Follower) maybeResync(fb *feed.Flashblock, out feed.Outcome, held int) {
+	if !f.replays || f.resynced == fb.PayloadID {
+		return
+	}
+	if (out == feed.Gap && held >= 2) || out == feed.Unknown {
+		f.resynced = fb.PayloadID
+		f.feed.Resync()
+	}
 }
 
 func trackerHead(h *remote.Head) feed.Head {

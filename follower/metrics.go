@@ -74,6 +74,7 @@ var counterHelp = map[string]string{
 	"reconnects":               "Feed connections re-established after a loss.",
 	"freezes":                  "Feed connections dropped because the feed answered neither a ping nor with a frame.",
 	"dial_failures":            "Failed attempts to connect to the feed.",
+	"resyncs":                  "Feed connections ended on purpose to have the feed replay the block after a gap (?replay=block).",
 	"feed_stalls":              "Episodes of the feed silent or disconnected for longer than --flashblocks.stall.",
 	"upstream_stalls":          "Episodes of the upstream leaving head polls unanswered for longer than --flashblocks.stall.",
 	"upstream_lags":            "Episodes of the upstream's head behind the feed for longer than --flashblocks.stall.",

@@ -32,8 +32,15 @@ const (
 	// DefaultMinBackoff is the wait after the first failed attempt (the
 	// first attempt after a lost connection is immediate).
 	DefaultMinBackoff = 20 * time.Millisecond
-	// DefaultReadLimit caps one frame.
-	DefaultReadLimit = 32 << 20
+	// DefaultReadLimit caps one frame, the same as MaxMessage caps one
+	// message once decompressed. Base's node refuses flashblocks over
+	// 5 MiB decoded. A larger frame is read up to the limit before it is
+	// refused (the websocket library reads, then counts), so the limit is
+	// also what each oversized frame costs in transient memory: with 32 MiB,
+	// a thousand mixed faults (ten 33 MiB frames) grew a follower's RSS
+	// from 147 to 352 MiB (tests/faults TestFaultSoak), against a flat
+	// 182-208 MiB without them.
+	DefaultReadLimit = MaxMessage
 )
 
 // Client keeps a websocket connection to a flashblocks feed: it pings the
@@ -62,8 +69,9 @@ type Client struct {
 	changed   time.Time // when connected last changed (zero: never connected)
 	lastErr   error
 
-	lastFrame atomic.Int64 // Unix ns of the last frame read (0: none yet)
-	invalid   Episode      // undecodable frames in a row
+	stop      context.CancelCauseFunc // ends the current connection (nil: none)
+	lastFrame atomic.Int64            // Unix ns of the last frame read (0: none yet)
+	invalid   Episode                 // undecodable frames in a row
 }
 
 // Status reports whether the feed is connected and the last connection error.
@@ -177,6 +185,11 @@ func (o *outage) lost(c *Client, err error, got bool) time.Duration {
 	if errors.Is(err, ErrFrozen) {
 		c.Metrics.Freezes.Add(1)
 	}
+	if errors.Is(err, errResync) {
+		c.Metrics.Resyncs.Add(1)
+		c.Logger.Info("flashblocks feed reconnecting to replay the block after a gap", "url", c.URL)
+		return 0
+	}
 	if got {
 		o.down = time.Now()
 		c.Logger.Warn("flashblocks feed connection lost; reconnecting", "url", c.URL, "err", err)
@@ -194,6 +207,21 @@ func (o *outage) lost(c *Client, err error, got bool) time.Duration {
 	o.attempts++
 	o.backoff = min(max(2*o.backoff, c.MinBackoff), c.MaxBackoff)
 	return o.backoff/2 + rand.N(o.backoff/2+1)
+}
+
+// errResync ends a connection on purpose (Resync).
+var errResync = errors.New("reconnecting to have the feed replay the block")
+
+// Resync ends the current connection and reconnects at once, so that a feed
+// which replays the current block on connect (a preconf node's
+// ?replay=block) fills a gap in it.
+func (c *Client) Resync() {
+	c.mu.Lock()
+	stop := c.stop
+	c.mu.Unlock()
+	if stop != nil {
+		stop(errResync)
+	}
 }
 
 // ErrFrozen is a connection that stopped answering pings while no frame
@@ -219,7 +247,15 @@ func (c *Client) session(ctx context.Context, deliver func(Received), connected,
 	}
 
 	sctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
+	c.mu.Lock()
+	c.stop = stop
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.stop = nil
+		c.mu.Unlock()
+		stop(nil)
+	}()
 	go c.pinger(sctx, stop, conn)
 
 	for {

@@ -243,3 +243,40 @@ func TestClientRefusedReconnects(t *testing.T) {
 		t.Fatalf("recovery not logged once: %v, metrics %v", logs.msgs, m.Snapshot())
 	}
 }
+
+// Resync reconnects at once, without logging a loss.
+func TestClientResync(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		conns.Add(1)
+		c.Write(r.Context(), websocket.MessageText, []byte(sample))
+		c.CloseRead(r.Context())
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	logs := new(countingHandler)
+	m := new(Metrics)
+	cl := &Client{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Metrics: m, Logger: slog.New(logs)}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := make(chan Received, 10)
+	done := make(chan error, 1)
+	go func() { done <- cl.Run(ctx, func(r Received) { got <- r }, nil) }()
+	<-got
+	cl.Resync()
+	select {
+	case <-got:
+	case <-ctx.Done():
+		t.Fatal("no frame after a resync")
+	}
+	cancel()
+	<-done
+	if conns.Load() != 2 || m.Resyncs.Load() != 1 || logs.count("flashblocks feed connection lost; reconnecting") != 0 {
+		t.Fatalf("connections %d, metrics %v, logs %v", conns.Load(), m.Snapshot(), logs.msgs)
+	}
+}

@@ -108,8 +108,9 @@ var (
 	ErrBadBrotli  = errors.New("binary frame is not brotli-compressed JSON")
 )
 
-// maxDecompressed bounds one decompressed message (a brotli bomb guard).
-const maxDecompressed = 32 << 20
+// MaxMessage bounds one message: a JSON frame, or a binary frame once
+// decompressed (a brotli bomb guard).
+const MaxMessage = 8 << 20
 
 // Decode parses one frame: JSON if the payload is UTF-8 starting with '{',
 // otherwise brotli-compressed JSON.
@@ -119,13 +120,13 @@ func Decode(frame []byte) (*Flashblock, error) {
 		return nil, ErrEmptyFrame
 	}
 	if data[0] != '{' || !utf8.Valid(data) {
-		r := io.LimitReader(brotli.NewReader(bytes.NewReader(frame)), maxDecompressed+1)
+		r := io.LimitReader(brotli.NewReader(bytes.NewReader(frame)), MaxMessage+1)
 		plain, err := io.ReadAll(r)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadBrotli, err)
 		}
-		if len(plain) > maxDecompressed {
-			return nil, fmt.Errorf("%w: larger than %d bytes decompressed", ErrBadBrotli, maxDecompressed)
+		if len(plain) > MaxMessage {
+			return nil, fmt.Errorf("%w: larger than %d bytes decompressed", ErrBadBrotli, MaxMessage)
 		}
 		data = bytes.TrimLeft(plain, " \t\r\n")
 		if len(data) == 0 || data[0] != '{' {

@@ -50,8 +50,9 @@ type Metrics struct {
 	Brotli     atomic.Uint64 // binary (brotli) frames
 	// Reconnects are connections after the first; Freezes connections
 	// dropped because the feed answered neither with a frame nor a pong;
-	// DialFailures failed connection attempts.
-	Reconnects, Freezes, DialFailures atomic.Uint64
+	// DialFailures failed connection attempts; Resyncs connections ended
+	// on purpose to have the feed replay the block after a gap.
+	Reconnects, Freezes, DialFailures, Resyncs atomic.Uint64
 }
 
 // Count records one outcome.
@@ -78,6 +79,7 @@ func (m *Metrics) Snapshot() map[string]uint64 {
 	out["reconnects"] = m.Reconnects.Load()
 	out["freezes"] = m.Freezes.Load()
 	out["dial_failures"] = m.DialFailures.Load()
+	out["resyncs"] = m.Resyncs.Load()
 	return out
 }
 
