@@ -33,6 +33,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/internal/tools"
 	"github.com/preconf/preconf/tests/procs"
 )
 
@@ -48,19 +49,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// haproxy is the path of Debian's haproxy; without it the test is skipped,
-// or fails under CI=true.
+// haproxy is the HAProxy scripts/setup-haproxy installs from Debian
+// ($PRECONF_HAPROXY, the tools cache, or PATH); without it the test is
+// skipped, or fails under CI=true.
 func haproxy(t *testing.T) string {
-	for _, p := range []string{"haproxy", "/usr/sbin/haproxy"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
+	path, err := tools.Program("haproxy", "PRECONF_HAPROXY")
+	if err != nil {
+		tools.Missing(t, err.Error()+": run scripts/setup-haproxy")
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("haproxy is missing: run scripts/setup-haproxy")
-	}
-	t.Skip("haproxy is missing (scripts/setup-haproxy installs it)")
-	return ""
+	return path
 }
 
 type fleet struct {
