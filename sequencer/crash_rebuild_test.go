@@ -53,12 +53,9 @@ func TestCrashRebuiltBlock(t *testing.T) {
 			must("anvil_setBalance", who, "0x1234")
 			first := feedBase(t, n.url)
 			must("evm_increaseTime", 3600)
-			second := feedBase(t, n.url)
+			second := feedRebuilt(t, n.url, first)
 			must("anvil_setCoinbase", coinbase)
-			before, fb := pendingBlock(t, n), feedBase(t, n.url)
-			if first.PayloadID == second.PayloadID || second.PayloadID == fb.PayloadID {
-				t.Fatalf("payload ids %s, %s, %s: a rebuild must get a new one", first.PayloadID, second.PayloadID, fb.PayloadID)
-			}
+			before, fb := pendingBlock(t, n), feedRebuilt(t, n.url, second)
 			if fb.Base.FeeRecipient != coinbase || before.Time < uint64(time.Now().Unix())+3500 || uint64(fb.Base.Timestamp) != before.Time {
 				t.Fatalf("pending block before the crash: %+v, its flashblock 0 %+v", before, fb)
 			}
@@ -119,6 +116,26 @@ type flashblock0 struct {
 		Timestamp    hexutil.Uint64 `json:"timestamp"`
 		FeeRecipient string         `json:"fee_recipient"`
 	} `json:"base"`
+}
+
+// feedRebuilt is the open block's first flashblock once the feed shows
+// the rebuild of prev: the feed takes snapshots from the pending source
+// on its own goroutine, so a replay right after the RPC answered may
+// still be the old payload. A rebuild must get a new payload id; failing
+// that within 10 s fails the test.
+func feedRebuilt(t *testing.T, url string, prev flashblock0) flashblock0 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fb := feedBase(t, url)
+		if fb.PayloadID != prev.PayloadID {
+			return fb
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("payload id %s after a rebuild: a rebuild must get a new one", fb.PayloadID)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // feedBase is the open block's first flashblock, as the flashblocks feed
