@@ -44,8 +44,11 @@ var localAlways = map[string]bool{
 	"eth_syncing": true, "eth_config": true,
 }
 
-// notForwarded are namespaces only the follower itself serves.
-var notForwarded = map[string]bool{"wallet": true, "follower": true}
+// forwarded are the namespaces whose methods the follower does not know
+// go to the upstream (within those served); the others (wallet_ and
+// follower_, the follower's own, and names no node serves) answer -32601.
+var forwarded = map[string]bool{"eth": true, "net": true, "web3": true, "debug": true, "txpool": true,
+	"anvil": true, "evm": true, "hardhat": true, "testing": true, "personal": true}
 
 // byTxHash are answered locally when the transaction is pre-confirmed.
 var byTxHash = map[string]bool{
@@ -119,7 +122,7 @@ func (f *Follower) Route(srv, local *rpc.Server, atPending DefaultsToPending) {
 	}
 	srv.SetFallback(func(name string) rpc.Handler {
 		ns, _, _ := strings.Cut(name, "_")
-		if notForwarded[ns] || !slices.Contains(rpc.Namespaces, ns) {
+		if !forwarded[ns] {
 			return nil
 		}
 		return f.forwarder(name, cache)

@@ -66,8 +66,8 @@ type Config struct {
 	LogLimits       *api.LogLimits // eth_getLogs caps (nil: api's defaults)
 	// VHosts are the Host names served (nil: rpc.DefaultVHosts; "*": any).
 	VHosts []string
-	// APIs are the namespaces served (nil: every one when listening on
-	// loopback, eth, net and web3 otherwise; see rpc.ParseNamespaces).
+	// APIs are the namespaces served (nil: every registered one when
+	// listening on loopback, PublicAPIs otherwise; see exposedAPIs).
 	APIs []string
 	// ShutdownTimeout bounds the wait for requests in flight at Close
 	// (default 10 s).
@@ -148,15 +148,11 @@ var throttled = []string{"debug_traceCall", "debug_traceTransaction", "debug_tra
 // newRPC makes a JSON-RPC server with the configured limits and the node's
 // request metrics (metrics nil: a server that is not the public one).
 func (n *Node) newRPC(metrics *rpc.Metrics) (*rpc.Server, error) {
-	apis := n.cfg.APIs
-	if apis == nil && !wallet.IsLoopbackAddr(n.cfg.HTTPAddr) {
-		apis = []string{"eth", "net", "web3"}
-	}
 	var ns []string
-	if apis != nil && metrics != nil { // an inner server (follow mode's local methods): the public one filters
+	if metrics != nil { // an inner server (follow mode's local methods): the public one filters
 		var err error
-		if ns, err = rpc.ParseNamespaces(apis); err != nil {
-			return nil, fmt.Errorf("--http.api: %w", err)
+		if ns, err = n.cfg.exposedAPIs(); err != nil {
+			return nil, err
 		}
 	}
 	return rpc.NewServer(rpc.Options{
@@ -212,6 +208,10 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.startStreaming()
 	if err := n.startSequencer(methods); err != nil {
+		n.Close()
+		return nil, err
+	}
+	if err := n.checkAPIs(); err != nil {
 		n.Close()
 		return nil, err
 	}

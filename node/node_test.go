@@ -177,6 +177,9 @@ func TestDefaultNamespaces(t *testing.T) {
 		{"127.0.0.1", nil, map[string]bool{"eth_chainId": true, "debug_traceCall": true, "txpool_status": true}},
 		{"0.0.0.0", nil, map[string]bool{"eth_chainId": true, "debug_traceCall": false, "txpool_status": false, "wallet_addEthereumChain": false}},
 		{"0.0.0.0", []string{"eth", "debug"}, map[string]bool{"eth_chainId": true, "debug_traceCall": true, "net_version": false}},
+		{"0.0.0.0", []string{"*"}, map[string]bool{"eth_chainId": true, "debug_traceCall": true, "wallet_addEthereumChain": true}},
+		{"0.0.0.0", []string{" Hardhat "}, map[string]bool{"anvil_mine": true, "evm_mine": true, "eth_chainId": false}},
+		{"::1", nil, map[string]bool{"debug_traceCall": true}},
 	} {
 		n := startNode(t, Config{HTTPAddr: tc.addr, APIs: tc.apis})
 		for m, want := range tc.want {
@@ -186,7 +189,13 @@ func TestDefaultNamespaces(t *testing.T) {
 		}
 		n.Close()
 	}
-	if _, err := New(Config{APIs: []string{"admin"}, Logger: quiet}); err == nil {
-		t.Fatal("--http.api admin accepted")
+	// The namespaces served are the ones registered: a name the node has no
+	// method under is refused, saying which it has.
+	for _, apis := range [][]string{{"admin"}, {"eth", "follower"}, {" "}} {
+		if _, err := New(Config{APIs: apis, Logger: quiet}); err == nil || !strings.Contains(err.Error(), "--http.api") {
+			t.Errorf("--http.api %q: %v", apis, err)
+		} else if apis[0] != " " && !strings.Contains(err.Error(), "this node has anvil, debug, eth, evm, hardhat, net, personal, txpool, wallet, web3") {
+			t.Errorf("--http.api %q: %v", apis, err)
+		}
 	}
 }

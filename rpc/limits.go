@@ -28,43 +28,14 @@ var ErrRequestTimeout = &CodedError{Code: CodeTimeout, Msg: "request timed out"}
 // errClientGone cancels a request whose client disconnected.
 var errClientGone = errors.New("client went away")
 
-// Namespaces a node can serve, for Options.Namespaces (--http.api). "anvil",
-// "evm" and "hardhat" name one group (the anvil-compatible dev methods);
-// "testing" is execution-apis' testing_buildBlockV1.
-var Namespaces = []string{"eth", "net", "web3", "debug", "txpool", "wallet", "anvil", "evm", "hardhat", "testing", "personal", "follower"}
-
-// ParseNamespaces checks a --http.api list: nil means every namespace.
-func ParseNamespaces(list []string) ([]string, error) {
-	var out []string
-	for _, n := range list {
-		n = strings.ToLower(strings.TrimSpace(n))
-		switch {
-		case n == "":
-			continue
-		case n == "*" || n == "all":
-			return nil, nil
-		case !slices.Contains(Namespaces, n):
-			return nil, fmt.Errorf("unknown API namespace %q (known: %s)", n, strings.Join(Namespaces, ", "))
-		}
-		out = append(out, n)
-		if n == "anvil" || n == "evm" || n == "hardhat" { // one group under three names
-			out = append(out, "anvil", "evm", "hardhat")
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no API namespace given")
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
 // namespaceOf is the part of a method name before its first '_'.
 func namespaceOf(method string) string {
 	ns, _, _ := strings.Cut(method, "_")
 	return ns
 }
 
-// allowed reports whether the namespace filter lets method be registered.
+// allowed reports whether the namespace filter (Options.Namespaces) lets
+// method be served.
 func (s *Server) allowed(method string) bool {
 	return s.opts.Namespaces == nil || slices.Contains(s.opts.Namespaces, namespaceOf(method))
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"runtime/debug"
 	"slices"
@@ -46,8 +47,11 @@ type Options struct {
 	// none): its context ends then, and a call that fails past it is
 	// answered -32002 "request timed out".
 	Timeout time.Duration
-	// Namespaces lists the method namespaces served (eth, debug, …; see
-	// ParseNamespaces); methods of others are never registered. Nil: all.
+	// Namespaces lists the method namespaces served (the part of a name
+	// before its first '_': eth, debug, …); methods of others are never
+	// registered, nor answered by a fallback. Nil: all. The server knows no
+	// namespace of its own: the application's are those it registers
+	// (Namespaces reports them).
 	Namespaces []string
 	// Throttled methods run at most MaxThrottled at a time (default 2);
 	// further calls wait for a slot within their deadline.
@@ -61,13 +65,16 @@ type Options struct {
 // Server dispatches JSON-RPC messages to registered handlers. Register all
 // methods before serving; the table is read without locks afterwards.
 type Server struct {
-	methods  map[string]*method
-	opts     Options
-	log      *slog.Logger
-	metrics  *Metrics
-	limits   requestLimits
-	throttle throttle
-	unknown  *methodMetrics
+	methods map[string]*method
+	// namespaces are those of every method offered to Register, served or
+	// filtered out (Namespaces).
+	namespaces map[string]bool
+	opts       Options
+	log        *slog.Logger
+	metrics    *Metrics
+	limits     requestLimits
+	throttle   throttle
+	unknown    *methodMetrics
 	// fallback answers methods not registered (SetFallback).
 	fallback  func(method string) Handler
 	forwarded *methodMetrics
@@ -110,7 +117,7 @@ func NewServer(opts Options) *Server {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
-	s := &Server{methods: make(map[string]*method), opts: opts, log: opts.Logger, metrics: opts.Metrics,
+	s := &Server{methods: make(map[string]*method), namespaces: make(map[string]bool), opts: opts, log: opts.Logger, metrics: opts.Metrics,
 		throttle: make(throttle, opts.MaxThrottled)}
 	if opts.MaxResponseSize != math.MaxInt {
 		s.limits.maxResponse = opts.MaxResponseSize
@@ -167,6 +174,7 @@ func (s *Server) leave() {
 // namespaces (Options.Namespaces) is not registered: calls to it answer
 // -32601 as for any unknown method.
 func (s *Server) Register(name string, h Handler) {
+	s.namespaces[namespaceOf(name)] = true
 	if !s.allowed(name) {
 		return
 	}
@@ -181,6 +189,13 @@ func (s *Server) Register(name string, h Handler) {
 func (s *Server) SetFallback(fallback func(method string) Handler) {
 	s.fallback = fallback
 	s.forwarded = s.metrics.forMethod("forwarded")
+}
+
+// Namespaces lists, sorted, the namespaces of every method registered,
+// including those Options.Namespaces keeps from being served: what an
+// application can serve, for checking a namespace filter against.
+func (s *Server) Namespaces() []string {
+	return slices.Sorted(maps.Keys(s.namespaces))
 }
 
 // Has reports whether a method is registered.

@@ -22,7 +22,7 @@ var limitFlags = []cli.Flag{
 	&cli.IntFlag{Name: "ws.max-subscriptions", Value: 1000, Usage: "live subscriptions per websocket connection (-32005 above it)", EnvVars: envName("ws.max-subscriptions")},
 	&cli.BoolFlag{Name: "http.fastpath", Value: true, Usage: "answer plain JSON-RPC POSTs on the node's own HTTP path; false: net/http serves every request (slower, for comparison or if the fast path misbehaves)", EnvVars: envName("http.fastpath")},
 	&cli.StringSliceFlag{Name: "http.vhosts", Value: cli.NewStringSlice(rpc.DefaultVHosts...), Usage: "Host header names served on every endpoint, against DNS rebinding (IP addresses always pass; * = any)", EnvVars: envName("http.vhosts")},
-	&cli.StringSliceFlag{Name: "http.api", Usage: "API namespaces served: eth, net, web3, debug, txpool, wallet, anvil/evm/hardhat, testing, personal, follower (default: all on a loopback address, eth,net,web3 elsewhere)", EnvVars: envName("http.api")},
+	&cli.StringSliceFlag{Name: "http.api", Usage: "API namespaces served, of those the node has (eth, net, web3, debug, txpool, wallet, anvil/evm/hardhat, testing, personal; follower in follow mode); * = all (default: all on a loopback address, eth,net,web3 elsewhere)", EnvVars: envName("http.api")},
 	&cli.DurationFlag{Name: "shutdown-timeout", Value: defaultShutdownTimeout, Usage: "on SIGINT/SIGTERM, how long requests in flight may take to finish", EnvVars: envName("shutdown-timeout")},
 }
 
@@ -54,12 +54,8 @@ func applyLimitFlags(c *cli.Context, cfg *node.Config) error {
 	cfg.MaxSubs = c.Int("ws.max-subscriptions")
 	cfg.VHosts = c.StringSlice("http.vhosts")
 	cfg.DisableFastPath = !c.Bool("http.fastpath")
-	if c.IsSet("http.api") {
-		apis := c.StringSlice("http.api")
-		if _, err := rpc.ParseNamespaces(apis); err != nil {
-			return fmt.Errorf("--http.api: %w", err)
-		}
-		cfg.APIs = apis
+	if c.IsSet("http.api") { // checked against the namespaces the node registers (node.New)
+		cfg.APIs = c.StringSlice("http.api")
 	}
 	cfg.ShutdownTimeout = c.Duration("shutdown-timeout")
 	return nil
