@@ -66,19 +66,20 @@ type Config struct {
 // Follower follows one feed over one upstream and publishes to a pending
 // source.
 type Follower struct {
-	cfg     Config
-	log     *slog.Logger
-	client  *remote.Client
-	shared  *remote.Shared
-	headers *headers
-	src     *pending.Source
-	feed    *feed.Client
-	metrics *feed.Metrics
-	tracker *feed.Tracker
-	exec    *executor
-	lat     latencies
-	hist    *metrics  // nil without Config.Metrics
-	started time.Time // Start
+	cfg      Config
+	log      *slog.Logger
+	client   *remote.Client
+	shared   *remote.Shared
+	headers  *headers
+	src      *pending.Source
+	feed     *feed.Client
+	metrics  *feed.Metrics
+	tracker  *feed.Tracker
+	exec     *executor
+	lat      latencies
+	latFirst latencies // of the blocks' first flashblocks (index 0) alone
+	hist     *metrics  // nil without Config.Metrics
+	started  time.Time // Start
 
 	events  chan loopEvent
 	pollNow chan struct{}
@@ -401,8 +402,7 @@ func (f *Follower) syncPending() {
 		}
 		f.shown[s.PayloadID] = s.Index
 		d := time.Since(fb.Received)
-		f.lat.add(d)
-		f.observeVisible(d)
+		f.noteVisible(s.Index, d)
 		if d > slowFlashblock {
 			e := f.exec
 			f.log.Info("slow flashblock", "number", s.Header.Number, "index", s.Index, "txs", s.NewTxs, "visible_after", d,

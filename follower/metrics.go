@@ -22,25 +22,36 @@ var visibleBuckets = []float64{.0005, .001, .0025, .005, .0075, .01, .015, .02, 
 
 // metrics are the follower's histograms (nil without Config.Metrics).
 type metrics struct {
-	visible   prometheus.Histogram
-	roundTrip prometheus.Histogram
+	visible, firstVisible prometheus.Histogram
+	roundTrip             prometheus.Histogram
 }
 
 func (f *Follower) registerMetrics(reg prometheus.Registerer) {
 	f.hist = &metrics{
 		visible: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "preconf_follower_visible_latency_seconds",
 			Help: "From a flashblock's arrival on the feed to the pending snapshot showing it.", Buckets: visibleBuckets}),
+		firstVisible: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "preconf_follower_first_visible_latency_seconds",
+			Help: "From the arrival of a block's first flashblock (index 0) to the pending snapshot showing it: a block boundary's freshness.", Buckets: visibleBuckets}),
 		roundTrip: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "preconf_follower_upstream_round_trip_seconds",
 			Help: "One HTTP exchange with the upstream (a call or a batch).", Buckets: latencyBuckets}),
 	}
 	f.client.RoundTrip = func(d time.Duration) { f.hist.roundTrip.Observe(d.Seconds()) }
-	reg.MustRegister(f.hist.visible, f.hist.roundTrip, &collector{f: f})
+	reg.MustRegister(f.hist.visible, f.hist.firstVisible, f.hist.roundTrip, &collector{f: f})
 }
 
-// observeVisible records one flashblock's received → visible time.
-func (f *Follower) observeVisible(d time.Duration) {
+// noteVisible records one flashblock's received → visible time; a block's
+// first flashblock (index 0) is recorded in the first-flashblock ring and
+// histogram too: the block boundary's freshness.
+func (f *Follower) noteVisible(index uint64, d time.Duration) {
+	f.lat.add(d)
+	if index == 0 {
+		f.latFirst.add(d)
+	}
 	if f.hist != nil {
 		f.hist.visible.Observe(d.Seconds())
+		if index == 0 {
+			f.hist.firstVisible.Observe(d.Seconds())
+		}
 	}
 }
 

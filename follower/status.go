@@ -23,8 +23,11 @@ type Status struct {
 	ExecError     string            `json:"execError,omitempty"`
 	Proofs        string            `json:"proofs"`
 	Counters      map[string]uint64 `json:"counters"`
-	// LatencyMs are the received → visible quantiles over the last samples.
-	LatencyMs map[string]float64 `json:"latencyMs"`
+	// LatencyMs are the received → visible quantiles over the last samples;
+	// FirstLatencyMs the same for the blocks' first flashblocks alone (a
+	// block boundary's freshness).
+	LatencyMs      map[string]float64 `json:"latencyMs"`
+	FirstLatencyMs map[string]float64 `json:"firstLatencyMs"`
 }
 
 // PendingStatus describes the published pending block.
@@ -92,6 +95,9 @@ func (f *Follower) Status() Status {
 	q, n := f.lat.quantiles(0.5, 0.99, 1)
 	st.Counters["latency_samples"] = n
 	st.LatencyMs = map[string]float64{"p50": ms(q[0]), "p99": ms(q[1]), "max": ms(q[2])}
+	q, n = f.latFirst.quantiles(0.5, 0.99, 1)
+	st.Counters["first_latency_samples"] = n
+	st.FirstLatencyMs = map[string]float64{"p50": ms(q[0]), "p99": ms(q[1]), "max": ms(q[2])}
 	return st
 }
 
