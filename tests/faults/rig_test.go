@@ -63,6 +63,8 @@ type rig struct {
 	// never did (a sealed block that differs); counted, not an error
 	foreignOK atomic.Bool
 	checked   atomic.Int64
+	// observe, if set before the follower starts, is its Config.Observe
+	observe func(*pending.Snapshot, time.Duration)
 	// lag samples: how many flashblocks the follower's pending block is
 	// behind the sequencer's, every 2 ms
 	lagSamples, lagged atomic.Int64 // samples, and those 2 or more behind
@@ -136,7 +138,7 @@ func (r *rig) startFollower() {
 	}
 	fn, err := node.NewFollow(node.Config{HTTPAddr: "127.0.0.1"}, follower.Config{
 		Upstream: r.rpc.URL(), Feed: r.feedURL(), Chain: r.seq.Chain.Config(),
-		UpstreamTimeout: 2 * time.Second,
+		UpstreamTimeout: 2 * time.Second, Observe: r.observe,
 	})
 	if err != nil {
 		t.Fatal(err)
