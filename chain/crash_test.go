@@ -8,6 +8,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethdb"
@@ -19,21 +20,31 @@ import (
 // the block, InsertSealed) and returns it with its state root.
 func sealNext(t *testing.T, c *Chain) (*types.Block, common.Hash) {
 	t.Helper()
+	return sealWith(t, c, &types.Body{}, func(statedb *state.StateDB, n uint64) {
+		statedb.AddBalance(common.BigToAddress(new(big.Int).SetUint64(n)), uint256.NewInt(n), tracing.BalanceChangeUnspecified)
+	})
+}
+
+// sealWith seals the head's next block with body, its state the head's
+// changed by change (given the new block's number): the block and
+// InsertSealed's root.
+func sealWith(tb testing.TB, c *Chain, body *types.Body, change func(statedb *state.StateDB, n uint64)) (*types.Block, common.Hash) {
+	tb.Helper()
 	parent := c.Head()
 	statedb, err := c.StateAt(parent)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	n := new(big.Int).Add(parent.Number, common.Big1)
-	statedb.AddBalance(common.BigToAddress(n), uint256.NewInt(n.Uint64()), tracing.BalanceChangeUnspecified)
+	change(statedb, n.Uint64())
 	header := &types.Header{
 		ParentHash: parent.Hash(), Number: n, GasLimit: parent.GasLimit, Time: parent.Time + 1,
 		Difficulty: new(big.Int), BaseFee: parent.BaseFee, Root: statedb.IntermediateRoot(true),
 	}
-	block := types.NewBlock(header, &types.Body{}, nil, trie.NewStackTrie(nil), c.Config())
+	block := types.NewBlock(header, body, nil, trie.NewStackTrie(nil), c.Config())
 	root, err := c.InsertSealed(block, types.Receipts{}, statedb)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return block, root
 }
@@ -79,7 +90,7 @@ func TestCrashKeepsHead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db := rawdb.NewMemoryDatabase()
 			logger := slog.New(slog.DiscardHandler)
-			c, err := open(db, DevGenesis(), logger)
+			c, err := open(db, DevGenesis(), logger, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +106,7 @@ func TestCrashKeepsHead(t *testing.T) {
 			blocks = append(blocks, last)
 			tc.crash(t, c, db, root)
 
-			reopened, err := open(db, DevGenesis(), logger) // the chain it was created with (nil is the OP-stack dev chain)
+			reopened, err := open(db, DevGenesis(), logger, false) // the chain it was created with (nil is the OP-stack dev chain)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +192,7 @@ func TestSnapshotGeneratedInBackground(t *testing.T) {
 	}
 	db := rawdb.NewMemoryDatabase()
 	logger := slog.New(slog.DiscardHandler)
-	c, err := open(db, g, logger)
+	c, err := open(db, g, logger, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +205,7 @@ func TestSnapshotGeneratedInBackground(t *testing.T) {
 
 	// The crash: the store reopened as the first chain left it, without the
 	// snapshot journal its Close would have written.
-	reopened, err := open(db, g, logger)
+	reopened, err := open(db, g, logger, false)
 	if err != nil {
 		t.Fatal(err)
 	}

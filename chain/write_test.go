@@ -107,37 +107,61 @@ func sealOn(t *testing.T, c *Chain, who common.Address, v uint64, txs ...*types.
 
 // TestSetHead rewinds three sealed blocks to the first: the head, its
 // state, the lookups of the dropped blocks' transactions and a reopened
-// datadir all say block 1, and the chain goes on from it. It runs on the
-// plain-Ethereum dev chain: sealOn builds blocks without Isthmus's
-// withdrawals.
+// datadir all say block 1, and the chain goes on from it. In memory (no
+// datadir: no trie commit in Flush, no state snapshot) the same holds, and
+// every older block's state stays readable. It runs on the plain-Ethereum
+// dev chain: sealOn builds blocks without Isthmus's withdrawals.
 func TestSetHead(t *testing.T) {
-	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		dir  func() string
+	}{{"datadir", t.TempDir}, {"memory", func() string { return "" }}} {
+		t.Run(tc.name, func(t *testing.T) { testSetHead(t, tc.dir()) })
+	}
+}
+
+func testSetHead(t *testing.T, dir string) {
 	c, err := Open(Config{Dir: dir, Genesis: DevGenesis()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	who := common.Address{0x43}
 	b1 := sealOn(t, c, who, 7)
-	sealOn(t, c, who, 1)
+	b2old := sealOn(t, c, who, 1)
 	tx := types.NewTx(&types.LegacyTx{Nonce: 1, Gas: 21000, GasPrice: big.NewInt(1), To: &who})
 	sealOn(t, c, who, 1, tx)
 	if _, _, _, _, ok := c.TxLookup(tx.Hash()); !ok {
 		t.Fatal("the transaction of block 3 is not found before the rewind")
 	}
-	balanceAt := func(c *Chain) uint64 {
+	balanceAt := func(c *Chain, root common.Hash) uint64 {
 		t.Helper()
-		r, err := c.StateReader(c.Head().Root)
+		r, err := c.StateReader(root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		acct, _ := r.Account(who)
+		acct, err := r.Account(who)
+		if err != nil || acct == nil {
+			t.Fatalf("account at %v: %v %v", root, acct, err)
+		}
 		return acct.Balance.Uint64()
+	}
+	for _, want := range []struct {
+		b *types.Block
+		v uint64
+	}{{b1, 7}, {b2old, 8}, {c.BlockByNumber(3), 9}} {
+		if got := balanceAt(c, want.b.Root()); got != want.v {
+			t.Fatalf("balance at block %d: %d, want %d", want.b.NumberU64(), got, want.v)
+		}
+		statedb, err := c.StateAt(want.b.Header())
+		if err != nil || statedb.GetBalance(who).Uint64() != want.v {
+			t.Fatalf("StateDB at block %d: %v", want.b.NumberU64(), err)
+		}
 	}
 	if err := c.SetHead(1); err != nil {
 		t.Fatal(err)
 	}
-	if h := c.Head(); h.Hash() != b1.Hash() || balanceAt(c) != 7 {
-		t.Fatalf("head %d balance %d, want block 1 and 7", h.Number, balanceAt(c))
+	if h := c.Head(); h.Hash() != b1.Hash() || balanceAt(c, h.Root) != 7 {
+		t.Fatalf("head %d balance %d, want block 1 and 7", h.Number, balanceAt(c, h.Root))
 	}
 	if c.BlockByNumber(2) != nil || c.BlockByNumber(3) != nil {
 		t.Fatal("blocks above the new head are still canonical")
@@ -149,16 +173,21 @@ func TestSetHead(t *testing.T) {
 		t.Fatal("set head above the head accepted")
 	}
 	b2 := sealOn(t, c, who, 100)
-	if balanceAt(c) != 107 || c.Head().Hash() != b2.Hash() {
-		t.Fatalf("after a new block 2: balance %d", balanceAt(c))
+	if balanceAt(c, c.Head().Root) != 107 || c.Head().Hash() != b2.Hash() {
+		t.Fatalf("after a new block 2: balance %d", balanceAt(c, c.Head().Root))
 	}
-	c.Close()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if dir == "" {
+		return // nothing to reopen
+	}
 	c, err = Open(Config{Dir: dir, Genesis: DevGenesis()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Head().Hash() != b2.Hash() || balanceAt(c) != 107 {
-		t.Fatalf("reopened: head %d %v, balance %d", c.Head().Number, c.Head().Hash(), balanceAt(c))
+	if c.Head().Hash() != b2.Hash() || balanceAt(c, c.Head().Root) != 107 {
+		t.Fatalf("reopened: head %d %v, balance %d", c.Head().Number, c.Head().Hash(), balanceAt(c, c.Head().Root))
 	}
 }
