@@ -7,7 +7,7 @@ package main
 //
 // all runs, in one process and one after the other, the peer comparison
 // (shared, then pinned), writeload (with its search; and on the OP-stack
-// chain), latency on the OP-stack chain, follow, the suite loop, tails by two
+// chain), latency on the OP-stack chain, follow, follow at a DeFi load, the suite loop, tails by two
 // harnesses and bigstate
 // (shared, then pinned), each with its own flags; -write-docs replaces the generated
 // sections of docs/bench.md and README.md — the text between
@@ -25,6 +25,7 @@ import (
 	"github.com/preconf/preconf/bench/internal/bigstate"
 	"github.com/preconf/preconf/bench/internal/compare"
 	"github.com/preconf/preconf/bench/internal/follow"
+	"github.com/preconf/preconf/bench/internal/followload"
 	"github.com/preconf/preconf/bench/internal/harness"
 	"github.com/preconf/preconf/bench/internal/latency"
 	"github.com/preconf/preconf/bench/internal/report"
@@ -35,13 +36,14 @@ import (
 
 // allOptions are each experiment's flags as given to all.
 type allOptions struct {
-	compare   compare.Options
-	writeload writeload.Options
-	latency   latency.Options
-	follow    follow.Options
-	bigstate  bigstate.Options
-	suite     suite.Options
-	tails     tails.Options
+	compare    compare.Options
+	writeload  writeload.Options
+	latency    latency.Options
+	follow     follow.Options
+	followDeFi followload.Options
+	bigstate   bigstate.Options
+	suite      suite.Options
+	tails      tails.Options
 }
 
 // runAll runs every part; a part that fails carries its error.
@@ -118,6 +120,13 @@ func runAll(h harness.Options, o allOptions, log io.Writer) []part {
 		add("follow", nil, err)
 	} else {
 		add("", []part{side("follow", rep, rep.Markdown(), "follow")}, nil)
+	}
+
+	fmt.Fprintln(log, "== a follower at a DeFi load")
+	if rep, err := followload.Run(h, o.followDeFi, log); err != nil {
+		add("follow-defi", nil, err)
+	} else {
+		add("", []part{side("follow-defi", rep, rep.Markdown(), "follow-defi")}, nil)
 	}
 
 	fmt.Fprintln(log, "== a test suite's loop (viem, automine)")

@@ -10,6 +10,7 @@ import (
 	"github.com/preconf/preconf/bench/internal/bigstate"
 	"github.com/preconf/preconf/bench/internal/compare"
 	"github.com/preconf/preconf/bench/internal/follow"
+	"github.com/preconf/preconf/bench/internal/followload"
 	"github.com/preconf/preconf/bench/internal/harness"
 	"github.com/preconf/preconf/bench/internal/latency"
 	"github.com/preconf/preconf/bench/internal/report"
@@ -62,6 +63,7 @@ func commands() []*command {
 		wo writeload.Options
 		lo latency.Options
 		fo follow.Options
+		do followload.Options
 		bo bigstate.Options
 		so shape.Options
 		uo suite.Options
@@ -98,6 +100,14 @@ func commands() []*command {
 					return nil, err
 				}
 				return []part{side("follow", rep, rep.Markdown(), "follow")}, nil
+			}},
+		{name: "follow-defi", help: "a follower at a DeFi load: rising gas rates, upstream 1 ms away; received → visible, flashblocks missed, upstream requests per flashblock",
+			flags: do.AddFlags, run: func(h harness.Options, log io.Writer) ([]part, error) {
+				rep, err := followload.Run(h, do, log)
+				if err != nil {
+					return nil, err
+				}
+				return []part{side("follow-defi", rep, rep.Markdown(), "follow-defi")}, nil
 			}},
 		{name: "bigstate", help: "a big state: a million accounts, random-key reads, start-up, RSS and disk",
 			flags: bo.AddFlags, run: func(h harness.Options, log io.Writer) ([]part, error) {
@@ -136,7 +146,7 @@ func commands() []*command {
 			}},
 		{name: "install", help: "install peers (anvil, geth, op-geth; comma separated) and print their paths", exec: install},
 	}
-	all := &command{name: "all", help: "every part in one run (compare shared and pinned, writeload, latency, follow, suite, tails, bigstate); -write-docs rewrites every table"}
+	all := &command{name: "all", help: "every part in one run (compare shared and pinned, writeload, latency, follow, follow-defi, suite, tails, bigstate); -write-docs rewrites every table"}
 	all.flags = func(fs *flag.FlagSet) {
 		for _, c := range cmds {
 			if c.flags != nil && c.name != "shape" {
@@ -145,7 +155,7 @@ func commands() []*command {
 		}
 	}
 	all.run = func(h harness.Options, log io.Writer) ([]part, error) {
-		return runAll(h, allOptions{co, wo, lo, fo, bo, uo, to}, log), nil
+		return runAll(h, allOptions{co, wo, lo, fo, do, bo, uo, to}, log), nil
 	}
 	return append(cmds, all)
 }

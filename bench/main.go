@@ -4,7 +4,7 @@
 //
 //	go run ./bench                      # compare: 3 rounds × every workload × 3 nodes
 //	go run ./bench compare -duration 5s -rounds 5 -conns 64
-//	go run ./bench follow               # or writeload, latency, bigstate, evm, suite, tails, shape
+//	go run ./bench follow               # or follow-defi, writeload, latency, bigstate, evm, suite, tails, shape
 //	go run ./bench all -write-docs      # every part; rewrites docs/bench.md's tables
 //	go run ./bench install op-geth      # install peers and print their paths
 //	go run ./bench help                 # the sub-commands

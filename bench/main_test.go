@@ -40,7 +40,7 @@ func TestPick(t *testing.T) {
 // experiment's but shape's, so any part's flag can be given to it.
 func TestAllTakesEveryFlag(t *testing.T) {
 	for _, flags := range [][]string{
-		{"-rounds", "1", "-workloads", "x", "-follow-pairs", "2", "-writeload-rate", "10", "-latency-txs", "5", "-bigstate-accounts", "10", "-write-docs"},
+		{"-rounds", "1", "-workloads", "x", "-follow-pairs", "2", "-followdefi-rates", "5,10", "-writeload-rate", "10", "-latency-txs", "5", "-bigstate-accounts", "10", "-write-docs"},
 	} {
 		var out strings.Builder
 		// -h after the flags: parsing stops with help, so nothing runs.

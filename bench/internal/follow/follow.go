@@ -113,16 +113,11 @@ func Run(o harness.Options, fo Options, log io.Writer) (*Report, error) {
 	rep := &Report{Started: time.Now().UTC(), Host: harness.HostInfo(), Options: fo, Version: seq.Version(), ReadConns: o.Conns, Warmup: o.Warmup,
 		Sequencer: map[string]load.Result{}, Follower: map[string]load.Result{}, Ratios: map[string][]float64{}, CPURatios: map[string][]float64{}, OtherCores: map[string]float64{}}
 
-	seqFeed, err := harness.WatchFeed(seq.Addr)
+	seqFeed, folFeed, stopFeeds, err := harness.WatchFeeds(seq.Addr, fol.Addr)
 	if err != nil {
 		return nil, err
 	}
-	defer seqFeed.Close()
-	folFeed, err := harness.WatchFeed(fol.Addr)
-	if err != nil {
-		return nil, err
-	}
-	defer folFeed.Close()
+	defer stopFeeds()
 	s, err := harness.NewSenders(seq.Addr)
 	if err != nil {
 		return nil, err

@@ -80,3 +80,16 @@ func (w *FeedWatcher) Snapshot() map[string]FeedMsg {
 }
 
 func (w *FeedWatcher) Close() { w.conn.CloseNow(); <-w.done }
+
+// WatchFeeds watches the feeds of a sequencer and of its follower; stop
+// closes both.
+func WatchFeeds(seq, fol string) (seqFeed, folFeed *FeedWatcher, stop func(), err error) {
+	if seqFeed, err = WatchFeed(seq); err != nil {
+		return nil, nil, nil, err
+	}
+	if folFeed, err = WatchFeed(fol); err != nil {
+		seqFeed.Close()
+		return nil, nil, nil, err
+	}
+	return seqFeed, folFeed, func() { seqFeed.Close(); folFeed.Close() }, nil
+}

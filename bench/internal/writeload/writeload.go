@@ -27,7 +27,6 @@ package writeload
 //     by -writeload-search-steps).
 
 import (
-	"crypto/ecdsa"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,18 +37,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/bench/internal/harness"
@@ -160,31 +154,10 @@ func (o Options) Section() string {
 	return "writeload"
 }
 
-// writeSenders are the funded accounts of the write load, with local nonces.
-type writeSenders struct {
-	keys   []*ecdsa.PrivateKey
-	addrs  []common.Address
-	nonces []uint64
-	signer types.Signer
-}
-
-func newWriteSenders(n int) *writeSenders {
-	s := &writeSenders{signer: types.LatestSignerForChainID(big.NewInt(chain.DevChainID)), nonces: make([]uint64, n)}
-	for i := range n {
-		k, err := crypto.ToECDSA(crypto.Keccak256([]byte("preconf bench writeload sender " + strconv.Itoa(i))))
-		if err != nil {
-			panic(err) // a keccak output is a valid key with overwhelming probability
-		}
-		s.keys = append(s.keys, k)
-		s.addrs = append(s.addrs, crypto.PubkeyToAddress(k.PublicKey))
-	}
-	return s
-}
-
 // genesis is the chain's genesis (the shared one for "l1", the OP-stack
 // dev chain's for "op") plus the senders, 1000 ETH each, and a gas limit
 // with room for the search.
-func (s *writeSenders) genesis(chainName string) func(path string) error {
+func genesis(s *harness.Signers, chainName string) func(path string) error {
 	return func(path string) error {
 		var g *core.Genesis
 		if chainName == "op" {
@@ -196,52 +169,11 @@ func (s *writeSenders) genesis(chainName string) func(path string) error {
 			g = harness.BenchGenesis()
 		}
 		g.GasLimit = writeloadGasLimit
-		for _, a := range s.addrs {
+		for _, a := range s.Addrs {
 			g.Alloc[a] = types.Account{Balance: new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))}
 		}
 		return harness.WriteGenesisFile(path, g)
 	}
-}
-
-// sign signs total transfers for addr: transaction k is sender k%K's next,
-// so each sender's nonces are consecutive in k. It uses every core.
-func (s *writeSenders) sign(addr string, total int) ([][]byte, error) {
-	K := len(s.keys)
-	out := make([][]byte, total)
-	workers := runtime.NumCPU()
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	chainID := big.NewInt(chain.DevChainID)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := w; k < total; k += workers {
-				a := k % K
-				tx, err := types.SignNewTx(s.keys[a], s.signer, &types.DynamicFeeTx{
-					ChainID: chainID, Nonce: s.nonces[a] + uint64(k/K), GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(200e9),
-					Gas: 21000, To: &harness.Sink, Value: big.NewInt(1),
-				})
-				if err != nil {
-					errs[w] = err
-					return
-				}
-				raw, _ := tx.MarshalBinary()
-				out[k] = load.HTTPRequest(addr, load.Encode(load.NewCall(1, "eth_sendRawTransaction", hexutil.Encode(raw))))
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	for a := range s.nonces {
-		s.nonces[a] += uint64(total / K)
-		if a < total%K {
-			s.nonces[a]++
-		}
-	}
-	return out, nil
 }
 
 func Run(o harness.Options, wo Options, log io.Writer) (*Report, error) {
@@ -253,8 +185,8 @@ func Run(o harness.Options, wo Options, log io.Writer) (*Report, error) {
 		return nil, fmt.Errorf("-writeload-chain %q: want l1 or op", wo.Chain)
 	}
 	start := time.Now()
-	s := newWriteSenders(wo.Senders)
-	_, _, n, stop, err := harness.SequencingNodeWith(o, log, "preconf-writeload-", s.genesis(wo.Chain))
+	s := harness.NewSigners("preconf bench writeload sender", wo.Senders)
+	_, _, n, stop, err := harness.SequencingNodeWith(o, log, "preconf-writeload-", genesis(s, wo.Chain))
 	if err != nil {
 		return nil, err
 	}
@@ -266,13 +198,13 @@ func Run(o harness.Options, wo Options, log io.Writer) (*Report, error) {
 	}
 	defer fw.Close()
 	var reads [][]byte
-	for i, a := range s.addrs[:min(len(s.addrs), 256)] {
+	for i, a := range s.Addrs[:min(len(s.Addrs), 256)] {
 		reads = append(reads, load.Encode(load.NewCall(i+1, "eth_getBalance", a, "pending")))
 	}
 	step := func(rate float64, d time.Duration) (writeStep, error) {
 		total := int(rate * d.Seconds())
 		t := time.Now()
-		reqs, err := s.sign(n.Addr, total)
+		reqs, err := s.Sign(n.Addr, total, harness.Transfer)
 		if err != nil {
 			return writeStep{}, err
 		}

@@ -1,0 +1,42 @@
+package followload
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/preconf/preconf/bench/internal/report"
+)
+
+// Markdown is the run's table for docs/bench.md.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## A follower at a DeFi load (%s, %s)\n\n", r.Version, r.Started.Format(time.RFC3339))
+	fmt.Fprintf(&b, "A sequencing preconf (2 s blocks, 200 ms flashblocks) receives DeFi-shaped transactions open-loop from %d senders on %d connections, pre-signed: each calls a router that calls three pools, %d storage slots across the four contracts, %d of them never touched before (%d gas). `preconf follow` reaches the sequencer, its upstream and its feed, through a proxy that delays every byte %s each way (a %s round trip). %s per rate; the chains' highest gas rate is %d Mgas/s (World Chain's 100M gas limit per 2 s block in op-geth's superchain registry), so %.0f Mgas/s is twice it. Per flashblock: the follower's upstream HTTP requests, JSON-RPC calls and state values fetched (`follower_status` counters).\n\n",
+		r.Options.Senders, r.Options.SendConn, r.SlotsPerTx, r.FreshPerTx, r.GasPerTx, report.FmtDur(r.Options.RTT/2), report.FmtDur(r.Options.RTT), report.FmtDur(r.Options.Step), r.ChainsMgas, 2.0*float64(r.ChainsMgas))
+	b.WriteString("| offered Mgas/s (tx/s) | included Mgas/s | flashblocks (missing on the follower) | follower received → visible mean / p99 | sequencer feed → follower feed p50 / p99 / max | upstream requests / calls / state fetches per flashblock | upstream round trip mean / p99 | follower cores | sustained |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, st := range r.Steps {
+		fmt.Fprintf(&b, "| %.0f (%.0f) | %.1f | %d (%d) | %s / %s | %s / %s / %s | %.1f / %.1f / %.1f | %s / %s | %.2f | %s |\n", st.Mgas, st.TxRate, st.IncludedMgas, st.Flashblocks, st.Missing,
+			report.FmtDur(st.VisibleMean), bound(st.VisibleP99), report.FmtDur(st.FeedP50), report.FmtDur(st.FeedP99), report.FmtDur(st.FeedMax),
+			st.RequestsPerFB, st.CallsPerFB, st.FetchesPerFB, report.FmtDur(st.RoundTripMean), bound(st.RoundTripP99), st.FollowerCores, report.YesNo(st.Sustained))
+	}
+	if r.Stopped != "" {
+		fmt.Fprintf(&b, "\nThe steps stopped %s.\n", r.Stopped)
+	}
+	if r.Highest > 0 {
+		fmt.Fprintf(&b, "\nHighest rate sustained (the sequencer included ≥ 99 %% of it, the follower published every flashblock, received → visible p99 ≤ 50 ms): **%.0f Mgas/s**, %.2f× the chains' highest.\n", r.Highest, r.Highest/float64(r.ChainsMgas))
+	} else {
+		b.WriteString("\nNo rate was sustained (the sequencer included ≥ 99 % of it, the follower published every flashblock, received → visible p99 ≤ 50 ms).\n")
+	}
+	return b.String()
+}
+
+// bound is a Histogram quantile's bucket bound: "≤ b", or past the last
+// bucket.
+func bound(d time.Duration) string {
+	if d == time.Duration(math.MaxInt64) {
+		return "> last bucket"
+	}
+	return "≤ " + report.FmtDur(d)
+}
