@@ -45,9 +45,12 @@ func (a *API) stateAt(ref ethjson.BlockRef) (*types.Header, state.Reader, *pendi
 	return h, r, nil, nil
 }
 
-// pendingSnapshot is the current snapshot if it builds on the sealed head.
-// A snapshot over an older head is stale (its block was just sealed): the
-// sealed head then already holds everything it pre-confirmed.
+// pendingSnapshot is the current snapshot if it builds on the sealed head,
+// or on a pre-confirmed block above it (a follower executes the next block
+// before its upstream seals the parent, and withdraws it before showing a
+// head that contradicts it). A snapshot over an older head is stale (its
+// block was just sealed): the sealed head then already holds everything it
+// pre-confirmed.
 func (a *API) pendingSnapshot() *pending.Snapshot {
 	if a.pending == nil {
 		return nil
@@ -63,7 +66,9 @@ func (a *API) pendingSnapshot() *pending.Snapshot {
 	switch {
 	case snap.Parent == head:
 		return snap
-	case snap.Parent.Number.Cmp(head.Number) != 0:
+	case snap.Parent.Number.Cmp(head.Number) > 0:
+		return snap
+	case snap.Parent.Number.Cmp(head.Number) < 0:
 		return nil
 	case a.hashes.of(snap.Parent) != a.hashes.of(head):
 		return nil

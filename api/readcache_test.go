@@ -17,8 +17,10 @@ import (
 	"github.com/preconf/preconf/pending"
 )
 
-// pendingSnapshot uses a snapshot exactly when its parent is the head, by
-// hash — whether or not it is the same header object.
+// pendingSnapshot uses a snapshot when its parent is the head, by hash —
+// whether or not it is the same header object — or a pre-confirmed block
+// above it (a follower's next block opened before its parent is sealed);
+// never over an older head or another block at the head's height.
 func TestPendingSnapshotParentCheck(t *testing.T) {
 	a, src, c := benchAPI(t)
 	head := c.Head()
@@ -27,6 +29,8 @@ func TestPendingSnapshotParentCheck(t *testing.T) {
 	other.Extra = []byte("another block at the same height")
 	higher := copyOf(head)
 	higher.Number = new(big.Int).Add(head.Number, common.Big1)
+	lower := copyOf(head)
+	lower.Number = new(big.Int).Sub(head.Number, common.Big1)
 	for _, tc := range []struct {
 		name   string
 		parent *types.Header
@@ -35,7 +39,8 @@ func TestPendingSnapshotParentCheck(t *testing.T) {
 		{"same object", head, true},
 		{"equal copy", copyOf(head), true},
 		{"other block, same height", other, false},
-		{"other height", higher, false},
+		{"pre-confirmed parent above the head", higher, true},
+		{"older head", lower, false},
 		{"equal copy again (cached)", copyOf(head), true},
 	} {
 		snap := &pending.Snapshot{Parent: tc.parent, Header: &types.Header{Number: new(big.Int).Add(tc.parent.Number, common.Big1)}}

@@ -195,6 +195,9 @@ var errNoState = errors.New("state root unknown to this follower")
 func (b *Backend) StateReader(root common.Hash) (state.Reader, error) {
 	h := b.f.headers.byRoot(root)
 	if h == nil {
+		if pre := b.f.preStates.Load(); pre != nil && (*pre)[root] != nil {
+			return (*pre)[root], nil // a pre-confirmed block a pending one builds on
+		}
 		return nil, fmt.Errorf("%w: %s", errNoState, root)
 	}
 	return b.f.stateAt(h), nil

@@ -45,6 +45,10 @@ type executor struct {
 	prepared *lru[*feed.Flashblock, *prepared]
 
 	blk *openBlock
+	// chain are the pending blocks executed, oldest first, blk the last:
+	// each after the first opened on the one before it, pre-confirmed here
+	// and not sealed yet (next.go).
+	chain []chainBlock
 	// stateAt gives the shared reader of a sealed block's state.
 	stateAt func(*types.Header) *remote.State
 
@@ -149,8 +153,8 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 		return nil, fmt.Errorf("%w: timestamp %d not after the parent's %d", ErrInvalidFlashblock, base.Timestamp, parent.Time)
 	}
 	header := e.newHeader(parent, base)
-	st := e.stateAt(parent)
-	statedb, err := state.NewWithReader(parent.Root, e.memdb, st)
+	st, reader, ps := e.parentState(parent) // next.go: a sealed parent, or one pre-confirmed here
+	statedb, err := state.NewWithReader(parent.Root, e.memdb, reader)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +163,7 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	evm := vm.NewEVM(core.NewEVMBlockContext(header, e.headers, &coinbase, e.config, statedb), state.NewHookedState(statedb, t.Hooks()), e.config, vm.Config{})
 	b := &openBlock{
 		payload: fb.PayloadID, parent: parent, header: header, base: st, statedb: statedb, evm: evm,
-		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(st), touched: t,
+		gp: core.NewGasPool(header.GasLimit), state: ps, touched: t,
 		roots: pending.NewRoots(),
 	}
 	// EIP-4788 beacon root and EIP-2935 parent hash system calls, as the

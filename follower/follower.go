@@ -106,6 +106,10 @@ type Follower struct {
 	episodes [numCauses]atomic.Uint64 // ill-health episodes by cause (health.go)
 
 	states *lru[common.Hash, *remote.State] // sealed states by block hash
+	// preStates are the pending chain's pre-confirmed blocks' states by
+	// state root (next.go), for reads by root before the upstream seals them
+	preStates atomic.Pointer[map[common.Hash]*pending.State]
+	ahead     aheadCounts // blocks opened before their parent was sealed (next.go)
 
 	backendOnce sync.Once
 	backend     *Backend
@@ -314,7 +318,7 @@ func (f *Follower) loop(ctx context.Context) {
 // block is still published, so pending is never older than latest.
 func (f *Follower) onHead(h *remote.Head) {
 	f.headers.add(h.Header) // the parent of what becomes pending
-	open := f.exec.blk
+	open := f.exec.opened(h.Header.Number.Uint64())
 	out := f.tracker.Head(trackerHead(h))
 	if out == feed.CaughtUp && f.warmed != h.Header.Hash() && f.exec.carryOver(open, h, f.stateAt(h.Header)) {
 		f.exec.carried.Add(1)
@@ -347,9 +351,12 @@ func (f *Follower) onFlashblock(fb *feed.Flashblock, prep *prepared) bool {
 		case f.pollNow <- struct{}{}:
 		default:
 		}
-		f.warmParent(fb)
+		if !f.exec.extends(fb) { // else it opens on the pending block at once (next.go)
+			f.warmParent(fb)
+		}
 	}
-	return out == feed.Accepted
+	// a buffered flashblock may extend the pending chain (next.go)
+	return out == feed.Accepted || out == feed.Buffered
 }
 
 // maybeResync reconnects the feed when it replays the current block on
@@ -372,19 +379,43 @@ func trackerHead(h *remote.Head) feed.Head {
 	return feed.Head{Number: h.Header.Number.Uint64(), Hash: h.Header.Hash(), ParentHash: h.Header.ParentHash, Txs: h.Txs}
 }
 
-// syncPending re-executes what the tracker says is pending and publishes it.
+// syncPending re-executes what the tracker says is pending — the block on
+// the sealed head and the blocks after it that build on it (next.go) — and
+// publishes it.
 func (f *Follower) syncPending() {
 	head, fbs, ok := f.tracker.Pending()
-	if !ok {
-		f.exec.sync(nil, nil, nil)
+	var parent *types.Header
+	if ok {
+		parent = f.headers.cached(head.Hash)
+	}
+	before := f.exec.chain
+	failed, err := f.exec.syncChain(parent, fbs, f.tracker.After, f.onPublish)
+	f.noteAhead(before, head.Number)
+	f.showPreconfirmed()
+	f.mu.Lock()
+	f.execErr = err
+	f.mu.Unlock()
+	if err == nil {
 		return
 	}
-	parent := f.headers.cached(head.Hash)
-	if parent == nil {
-		f.exec.sync(nil, nil, nil)
+	if errors.Is(err, ErrInvalidFlashblock) {
+		f.mu.Lock()
+		f.invalid++
+		f.mu.Unlock()
+		f.tracker.Drop(failed[0].PayloadID)
+		f.log.Warn("dropping pending block: flashblock does not apply on the sealed state", "payload", failed[0].PayloadID, "err", err)
 		return
 	}
-	err := f.exec.sync(parent, fbs, func(s *pending.Snapshot) {
+	f.mu.Lock()
+	f.execFails++
+	f.mu.Unlock()
+	f.log.Warn("re-execution failed (will retry)", "err", err)
+}
+
+// onPublish is called after each snapshot of the block made of fbs is
+// published.
+func (f *Follower) onPublish(fbs []*feed.Flashblock) func(*pending.Snapshot) {
+	return func(s *pending.Snapshot) {
 		f.published.Add(1)
 		f.waiters.notify(txHashes(s.Txs[len(s.Txs)-s.NewTxs:]))
 		// Every flashblock's first publication counts, including those that
@@ -412,23 +443,24 @@ func (f *Follower) syncPending() {
 		if f.cfg.Observe != nil {
 			f.cfg.Observe(s, d)
 		}
-	})
-	f.mu.Lock()
-	f.execErr = err
-	f.mu.Unlock()
-	if err == nil {
-		return
 	}
-	if errors.Is(err, ErrInvalidFlashblock) {
-		f.mu.Lock()
-		f.invalid++
-		f.mu.Unlock()
-		f.tracker.Drop(fbs[0].PayloadID)
-		f.log.Warn("dropping pending block: flashblock does not apply on the sealed state", "payload", fbs[0].PayloadID, "err", err)
-		return
+}
+
+// showPreconfirmed makes the pending chain's pre-confirmed blocks that
+// later ones build on readable: their headers for BLOCKHASH and by hash,
+// their states by root (Backend.StateReader).
+func (f *Follower) showPreconfirmed() {
+	pre := f.exec.preconfirmed()
+	var hs map[common.Hash]*types.Header
+	var roots map[common.Hash]*pending.State
+	if len(pre) > 0 {
+		hs = make(map[common.Hash]*types.Header, len(pre))
+		roots = make(map[common.Hash]*pending.State, len(pre))
+		for hash, b := range pre {
+			hs[hash] = b.last
+			roots[b.last.Root] = b.state
+		}
 	}
-	f.mu.Lock()
-	f.execFails++
-	f.mu.Unlock()
-	f.log.Warn("re-execution failed (will retry)", "err", err)
+	f.headers.setPre(hs)
+	f.preStates.Store(&roots)
 }

@@ -31,6 +31,10 @@ type headers struct {
 	roots  map[common.Hash]*types.Header
 	order  []common.Hash
 	head   *types.Header
+	// pre are the headers of pre-confirmed blocks not sealed yet that a
+	// pending block builds on (next.go), for BLOCKHASH; kept apart from
+	// byHash, which holds what the upstream served.
+	pre map[common.Hash]*types.Header
 }
 
 func newHeaders(c *remote.Client, config *params.ChainConfig) *headers {
@@ -79,8 +83,21 @@ func (h *headers) byRoot(root common.Hash) *types.Header {
 	return h.roots[root]
 }
 
+// setPre replaces the pre-confirmed headers pending blocks build on.
+func (h *headers) setPre(pre map[common.Hash]*types.Header) {
+	h.mu.Lock()
+	h.pre = pre
+	h.mu.Unlock()
+}
+
 func (h *headers) byHashCtx(ctx context.Context, hash common.Hash) (*types.Header, error) {
 	if hd := h.cached(hash); hd != nil {
+		return hd, nil
+	}
+	h.mu.Lock()
+	hd := h.pre[hash]
+	h.mu.Unlock()
+	if hd != nil {
 		return hd, nil
 	}
 	head, err := h.c.HeadByHash(ctx, hash)

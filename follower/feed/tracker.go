@@ -234,6 +234,23 @@ func (t *Tracker) Pending() (head Head, fbs []*Flashblock, ok bool) {
 	return t.head, t.cur.fbs[:len(t.cur.fbs):len(t.cur.fbs)], true
 }
 
+// After returns the flashblocks of the newest-started block held whose
+// parent is hash (index 0 first), or nil: the block that follows a
+// pre-confirmed one the upstream has not sealed yet, which a follower may
+// execute on that block's pending state. The slice is shared.
+func (t *Tracker) After(hash common.Hash) []*Flashblock {
+	var best *block
+	for _, b := range t.blocks {
+		if b.parent == hash && (best == nil || b.seq > best.seq) {
+			best = b
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return best.fbs[:len(best.fbs):len(best.fbs)]
+}
+
 // CurrentHead is the last canonical head fed (ok false before the first).
 func (t *Tracker) CurrentHead() (Head, bool) { return t.head, t.hasHead }
 

@@ -116,11 +116,7 @@ func TestFaultSealedDiffers(t *testing.T) {
 	// past the blocks the recorder may have joined in the middle of
 	r.waitFor("block 3", func() bool { return r.seq.Chain.Head().Number.Uint64() >= 3 })
 	r.foreignOK.Store(true)
-	key, _ := crypto.HexToECDSA(chain.DevKeys[9])
-	to := common.Address{0x0e}
-	signer := types.LatestSignerForChainID(r.seq.Chain.Config().ChainID)
-	raw, _ := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: signer.ChainID(), Nonce: 0,
-		GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(50e9), Gas: 21000, To: &to, Value: big.NewInt(1)}).MarshalBinary()
+	raw := r.foreignTx()
 	injected := false
 	r.ws.SetFault(func(fr faultproxy.Frame) []faultproxy.Frame {
 		fb, err := feed.Decode(fr.Data)
@@ -142,4 +138,15 @@ func TestFaultSealedDiffers(t *testing.T) {
 		t.Error("the injected transaction was never pre-confirmed")
 	}
 	r.done()
+}
+
+// foreignTx is a valid transfer the sequencer never sees (from a dev key
+// the traffic does not use), to inject into a flashblock.
+func (r *rig) foreignTx() []byte {
+	key, _ := crypto.HexToECDSA(chain.DevKeys[9])
+	to := common.Address{0x0e}
+	signer := types.LatestSignerForChainID(r.seq.Chain.Config().ChainID)
+	raw, _ := types.MustSignNewTx(key, signer, &types.DynamicFeeTx{ChainID: signer.ChainID(), Nonce: 0,
+		GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(50e9), Gas: 21000, To: &to, Value: big.NewInt(1)}).MarshalBinary()
+	return raw
 }
