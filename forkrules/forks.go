@@ -9,6 +9,7 @@ package forkrules
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/params"
 )
@@ -149,4 +150,14 @@ func Check(cfg *params.ChainConfig, time uint64) error {
 		return e
 	}
 	return nil
+}
+
+// ParseFork is the fork named s, case-insensitively ("karst", "Jovian").
+func ParseFork(s string) (Fork, error) {
+	for f := Regolith; f <= Lagoon; f++ {
+		if strings.EqualFold(s, f.String()) {
+			return f, nil
+		}
+	}
+	return None, fmt.Errorf("unknown OP Stack fork %q", s)
 }

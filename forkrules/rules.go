@@ -1,6 +1,7 @@
 package forkrules
 
 import (
+	"fmt"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -22,11 +23,15 @@ type Rules struct {
 	Karst bool
 }
 
-// At are cfg's rules for the block number at time (post-merge: every chain
-// preconf executes is).
+// At are cfg's rules for the post-merge block number at time.
 func At(cfg *params.ChainConfig, number *big.Int, time uint64) Rules {
+	return AtBlock(cfg, number, true, time)
+}
+
+// AtBlock are cfg's rules for the block number at time, merged or not.
+func AtBlock(cfg *params.ChainConfig, number *big.Int, merged bool, time uint64) Rules {
 	f := Latest(cfg, time)
-	return Rules{Rules: cfg.Rules(number, true, time), Fork: f, Karst: f >= Karst}
+	return Rules{Rules: cfg.Rules(number, merged, time), Fork: f, Karst: f >= Karst}
 }
 
 // Precompiles is the active precompile set. It is shared and read-only: an
@@ -48,38 +53,62 @@ func (r Rules) ActivePrecompiles() []common.Address {
 	return vm.ActivePrecompiles(r.Rules)
 }
 
+// Normalize is cfg as preconf executes it: an OP-stack config that
+// schedules Karst gets Osaka at Karst's time, as op-core's own mapping of OP
+// forks to go-ethereum's sets it (params.ChainConfig.GethChainConfig: "Osaka
+// with Karst") and op-reth's chain specs do. op-geth then applies, wherever
+// it is given the config, what Karst takes from Osaka: the instruction set
+// with CLZ, EIP-7825's cap where go-ethereum checks it (after the nonce,
+// never for deposits, not for calls that skip transaction checks), the
+// estimator's and the pool's cap. Its blob rules stay off on an OP-stack
+// chain, and its precompile choice puts the OP forks first: the Karst set is
+// given to every EVM (NewEVM, PrecompileOverride). cfg is returned when it
+// needs nothing, a copy otherwise; a config that sets another Osaka time is
+// refused.
+func Normalize(cfg *params.ChainConfig) (*params.ChainConfig, error) {
+	if cfg == nil || cfg.Optimism == nil || cfg.KarstTime == nil {
+		return cfg, nil
+	}
+	if o := cfg.OsakaTime; o != nil {
+		if *o != *cfg.KarstTime {
+			return nil, fmt.Errorf("OP-stack config with Osaka at %d and Karst at %d: Osaka's rules come with Karst on the OP stack", *o, *cfg.KarstTime)
+		}
+		return cfg, nil
+	}
+	c := *cfg
+	t := *cfg.KarstTime
+	c.OsakaTime = &t
+	return &c, nil
+}
+
 // NewEVM is vm.NewEVM with the rules of the block ctx describes: the one
 // constructor every execution goes through (blocks, calls, simulations,
-// traces, estimates).
-//
-// On Karst the EVM is given a copy of cfg with Osaka active from Karst's
-// time, as op-core's own mapping of OP forks to go-ethereum's sets it
-// (params.ChainConfig.GethChainConfig: "Osaka with Karst"): op-geth's EVM then
-// runs Osaka's instruction set (CLZ) and its state transition applies
-// EIP-7825's cap exactly where go-ethereum does — after the nonce check,
-// never to deposits, not for messages that skip transaction checks. Its
-// precompile choice puts the OP forks first, so the Karst set is set here.
-// Only the EVM sees the copy: block contexts, headers and blob fees keep
-// cfg. (vm.Config.ExtraEips would give CLZ too, but makes op-geth copy its
-// jump table for every EVM: BenchmarkNewEVM 2.6 µs and 2 allocations at
-// Jovian against 109-151 µs and 262 at Karst that way, on this machine.)
+// traces, estimates). On Karst it sets the Karst precompile set, and gives
+// the EVM cfg normalized (an unnormalized cfg's copy is the EVM's alone).
+// (vm.Config.ExtraEips would give CLZ too, but makes op-geth copy its jump
+// table for every EVM: BenchmarkNewEVM 2.6 µs and 2 allocations at Jovian
+// against 109-151 µs and 262 at Karst that way, on this machine.)
 func NewEVM(ctx vm.BlockContext, db vm.StateDB, cfg *params.ChainConfig, c vm.Config) *vm.EVM {
 	if !Karst.ActiveAt(cfg, ctx.Time) {
 		return vm.NewEVM(ctx, db, cfg, c)
 	}
-	evm := vm.NewEVM(ctx, db, evmConfig(cfg), c)
+	if n, err := Normalize(cfg); err == nil {
+		cfg = n
+	}
+	evm := vm.NewEVM(ctx, db, cfg, c)
 	evm.SetPrecompiles(karstPrecompiles)
 	return evm
 }
 
-// evmConfig is cfg as the EVM sees it on Karst (NewEVM).
-func evmConfig(cfg *params.ChainConfig) *params.ChainConfig {
-	if cfg.OsakaTime != nil {
-		return cfg
+// PrecompileOverride is vm.Config.PrecompileOverrides for EVMs preconf does
+// not build (op-geth's block processor): the Karst set on a normalized
+// config's Karst blocks (an OP-stack chain with Osaka on), op-geth's
+// otherwise.
+func PrecompileOverride(r params.Rules, original vm.PrecompiledContract, addr common.Address) vm.PrecompiledContract {
+	if r.IsOptimismBedrock && r.IsOsaka {
+		return karstPrecompiles[addr]
 	}
-	c := *cfg
-	c.OsakaTime = cfg.KarstTime
-	return &c
+	return original
 }
 
 // GasCap is the cap on a transaction's gas limit (0: none): EIP-7825's from

@@ -63,6 +63,23 @@ type outcome struct {
 // executors do: an EVM with the block's rules, then op-geth.
 func run(t *testing.T, cfg *params.ChainConfig, to common.Address, data []byte, gas uint64, deposit bool) outcome {
 	t.Helper()
+	return runWith(t, cfg, forkrules.NewEVM, to, data, gas, deposit)
+}
+
+// opgethEVM is the EVM op-geth's block processor builds when given a
+// normalized config and the precompile override (an import).
+func opgethEVM(ctx vm.BlockContext, db vm.StateDB, cfg *params.ChainConfig, c vm.Config) *vm.EVM {
+	n, err := forkrules.Normalize(cfg)
+	if err != nil {
+		panic(err)
+	}
+	c.PrecompileOverrides = forkrules.PrecompileOverride
+	return vm.NewEVM(ctx, db, n, c)
+}
+
+func runWith(t *testing.T, cfg *params.ChainConfig, newEVM func(vm.BlockContext, vm.StateDB, *params.ChainConfig, vm.Config) *vm.EVM,
+	to common.Address, data []byte, gas uint64, deposit bool) outcome {
+	t.Helper()
 	st, err := state.New(types.EmptyRootHash, state.NewDatabaseForTesting())
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +97,7 @@ func run(t *testing.T, cfg *params.ChainConfig, to common.Address, data []byte, 
 	if deposit {
 		msg.Mint = new(big.Int)
 	}
-	evm := forkrules.NewEVM(ctx, st, cfg, vm.Config{})
+	evm := newEVM(ctx, st, cfg, vm.Config{})
 	res, err := core.ApplyMessage(evm, msg, core.NewGasPool(ctx.GasLimit))
 	if err != nil {
 		return outcome{invalid: err}
@@ -170,12 +187,16 @@ func TestKarstIsL1Osaka(t *testing.T) {
 	for _, c := range calls(t) {
 		t.Run(c.name, func(t *testing.T) {
 			l1 := run(t, l1Config, c.to, c.data, 16_000_000, false)
-			op := run(t, karstConfig, c.to, c.data, 16_000_000, false)
-			if l1.invalid != nil || op.invalid != nil {
-				t.Fatalf("invalid: L1 %v, Karst %v", l1.invalid, op.invalid)
-			}
-			if !bytes.Equal(l1.ret, op.ret) || l1.gasUsed != op.gasUsed || fmt.Sprint(l1.vmErr) != fmt.Sprint(op.vmErr) {
-				t.Fatalf("L1 Osaka: ret %x gas %d err %v\nKarst:    ret %x gas %d err %v", l1.ret, l1.gasUsed, l1.vmErr, op.ret, op.gasUsed, op.vmErr)
+			for name, newEVM := range map[string]func(vm.BlockContext, vm.StateDB, *params.ChainConfig, vm.Config) *vm.EVM{
+				"NewEVM": forkrules.NewEVM, "op-geth's with the override": opgethEVM,
+			} {
+				op := runWith(t, karstConfig, newEVM, c.to, c.data, 16_000_000, false)
+				if l1.invalid != nil || op.invalid != nil {
+					t.Fatalf("invalid: L1 %v, Karst (%s) %v", l1.invalid, name, op.invalid)
+				}
+				if !bytes.Equal(l1.ret, op.ret) || l1.gasUsed != op.gasUsed || fmt.Sprint(l1.vmErr) != fmt.Sprint(op.vmErr) {
+					t.Fatalf("L1 Osaka: ret %x gas %d err %v\nKarst (%s): ret %x gas %d err %v", l1.ret, l1.gasUsed, l1.vmErr, name, op.ret, op.gasUsed, op.vmErr)
+				}
 			}
 		})
 	}
@@ -254,5 +275,14 @@ func TestGasCap(t *testing.T) {
 	}
 	if j := run(t, jovianConfig, clzProbe, word(1), over, false); j.invalid != nil {
 		t.Fatalf("Jovian: %v", j.invalid)
+	}
+	if n, err := forkrules.Normalize(jovianConfig); err != nil || n != jovianConfig || n.OsakaTime != nil {
+		t.Fatalf("Normalize changed a Jovian config: %v", err)
+	}
+	bad := *karstConfig
+	one := uint64(1)
+	bad.OsakaTime = &one
+	if _, err := forkrules.Normalize(&bad); err == nil {
+		t.Fatal("Normalize took Osaka and Karst at different times")
 	}
 }
