@@ -3,6 +3,7 @@ package opstack
 import (
 	"math/big"
 
+	"github.com/ethereum-optimism/optimism/op-node/rollup/derive"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -26,7 +27,7 @@ type DevL1 struct {
 	BaseFeeScalar, BlobBaseFeeScalar uint32
 	OperatorFeeScalar                uint32
 	OperatorFeeConstant              uint64
-	DAFootprintGasScalar             uint16
+	DAFootprintGasScalar             uint16 // 0: the rollup node's default, 400
 }
 
 // Hash is the simulated hash of L1 block n.
@@ -61,6 +62,10 @@ func (d *DevL1) Next(parent *L1Info, l2Time uint64) *L1Info {
 	if parent.Number == number {
 		seq = parent.SequenceNumber + 1
 	}
+	da := d.DAFootprintGasScalar
+	if da == 0 { // the rollup node's default for a SystemConfig without one
+		da = derive.DAFootprintGasScalarDefault
+	}
 	fee, blobFee := d.BaseFee, d.BlobBaseFee
 	if fee == nil {
 		fee = big.NewInt(1_000_000_000)
@@ -74,6 +79,6 @@ func (d *DevL1) Next(parent *L1Info, l2Time uint64) *L1Info {
 		BatcherHash:   common.BytesToHash(d.Batcher.Bytes()),
 		BaseFeeScalar: d.BaseFeeScalar, BlobBaseFeeScalar: d.BlobBaseFeeScalar,
 		OperatorFeeScalar: d.OperatorFeeScalar, OperatorFeeConstant: d.OperatorFeeConstant,
-		DAFootprintGasScalar: d.DAFootprintGasScalar,
+		DAFootprintGasScalar: da,
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/superchain"
+
+	"github.com/preconf/preconf/forkrules"
 )
 
 // ErrUnknownChain is a name the embedded superchain registry does not have.
@@ -40,7 +42,8 @@ func ChainID(name string) (uint64, error) {
 func ChainNames() []string { return superchain.ChainNames() }
 
 // ChainConfig is the execution config of a registry chain (fork times, EIP-1559
-// parameters), exactly as op-geth derives it for --op-network.
+// parameters) as op-geth derives it for --op-network, normalized for the
+// forks op-geth does not execute (forkrules.Normalize).
 func ChainConfig(name string) (*params.ChainConfig, error) {
 	id, err := ChainID(name)
 	if err != nil {
@@ -58,7 +61,8 @@ func ChainConfig(name string) (*params.ChainConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chain %q: %w", name, err)
 	}
-	return out, nil
+	// Karst's rules as preconf runs them (Osaka with Karst: see forkrules).
+	return forkrules.Normalize(out)
 }
 
 // Genesis is a registry chain's genesis, checked against the registry's
