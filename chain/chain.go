@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/consensus/beacon"
@@ -21,6 +22,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethdb"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/kvstore"
 )
 
@@ -99,8 +101,10 @@ func open(db ethdb.Database, genesis *core.Genesis, logger *slog.Logger, memory 
 		return nil, fmt.Errorf("%w: this datadir holds the plain-Ethereum dev chain, the default before the OP-stack dev chain: start with --l1 to use it, or use another --datadir", ErrGenesisMismatch)
 	case genesis != nil && stored != (common.Hash{}):
 		if want := genesis.ToBlock().Hash(); want != stored {
-			if l2, err := DevL2GenesisHash(); err == nil && l2 == stored {
+			if f, ok := DevL2HardforkOf(stored); ok && f == DevL2Hardfork {
 				return nil, fmt.Errorf("%w: this datadir holds the OP-stack dev chain (the default): start without --l1 or --genesis, or use another --datadir", ErrGenesisMismatch)
+			} else if ok {
+				return nil, fmt.Errorf("%w: this datadir holds the OP-stack dev chain at %s: start with --hardfork %s (without --l1 or --genesis), or use another --datadir", ErrGenesisMismatch, f, strings.ToLower(f.String()))
 			}
 			return nil, fmt.Errorf("%w: stored genesis %s, the requested chain's is %s (use another --datadir)", ErrGenesisMismatch, stored, want)
 		}
@@ -135,6 +139,9 @@ func open(db ethdb.Database, genesis *core.Genesis, logger *slog.Logger, memory 
 		bcfg.SnapshotLimit = 0
 	}
 	bcfg.Preimages = true // trie keys' preimages: anvil_dumpState lists accounts and slots by address and key
+	// Imported blocks are executed by op-geth's processor: on Karst, with
+	// Karst's precompiles (its config is normalized: forkrules.Normalize).
+	bcfg.VmConfig.PrecompileOverrides = forkrules.PrecompileOverride
 	// Pre-merge blocks of imported chains carry PoW seals we do not verify
 	// (the same trust as `geth import` of a known file); PoS blocks are fully
 	// verified by the beacon engine.

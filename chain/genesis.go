@@ -11,6 +11,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/preconf/preconf/forkrules"
 )
 
 // DevChainID is the chain id of the built-in dev chain (the same as anvil's
@@ -124,6 +126,12 @@ func LoadGenesis(path string) (*core.Genesis, error) {
 		return nil, fmt.Errorf("genesis %s: missing config.chainId", path)
 	}
 	if err := g.Config.CheckConfigForkOrder(); err != nil {
+		return nil, fmt.Errorf("genesis %s: %w", path, err)
+	}
+	if g.Config, err = forkrules.Normalize(g.Config); err != nil {
+		return nil, fmt.Errorf("genesis %s: %w", path, err)
+	}
+	if err := forkrules.Check(g.Config, g.Timestamp); err != nil {
 		return nil, fmt.Errorf("genesis %s: %w", path, err)
 	}
 	return g, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/opstack"
 )
 
@@ -39,13 +40,23 @@ func view(t *testing.T, c *Chain, to common.Address, sig string, args ...[]byte)
 func word(v uint64) []byte { return common.BigToHash(new(big.Int).SetUint64(v)).Bytes() }
 
 func TestDevL2GenesisPredeploys(t *testing.T) {
-	g, err := DevL2Genesis()
+	for _, f := range DevL2Hardforks {
+		t.Run(f.String(), func(t *testing.T) { testDevL2Genesis(t, f) })
+	}
+}
+
+// implementationSlot is EIP-1967's implementation slot of a proxy.
+var implementationSlot = common.HexToHash("0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc")
+
+func testDevL2Genesis(t *testing.T, hardfork forkrules.Fork) {
+	g, err := DevL2GenesisAt(hardfork)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := g.Config
 	if cfg.ChainID.Uint64() != DevChainID || !cfg.IsOptimismIsthmus(0) || !cfg.IsOptimismHolocene(0) || !cfg.IsPrague(big.NewInt(0), 0) ||
-		cfg.IsJovian(1<<62) || cfg.LagoonTime != nil || cfg.Optimism.EIP1559DenominatorCanyon == nil {
+		cfg.IsJovian(1<<62) != (hardfork >= forkrules.Jovian) || cfg.IsKarst(1<<62) != (hardfork >= forkrules.Karst) ||
+		forkrules.Latest(cfg, 0) != hardfork || cfg.LagoonTime != nil || cfg.Optimism.EIP1559DenominatorCanyon == nil {
 		t.Fatalf("config %s", cfg)
 	}
 	c, err := Open(Config{Genesis: g})
@@ -91,6 +102,20 @@ func TestDevL2GenesisPredeploys(t *testing.T) {
 			t.Errorf("GasPriceOracle.%s = %x, want true", flag, out)
 		}
 	}
+	// The implementations behind L1Block's proxy: the genesis's, Jovian's
+	// (deployed by its upgrade deposit from 0x4210…0006), then Karst's.
+	impl := common.BytesToAddress(st.GetState(opstack.L1Block, implementationSlot).Bytes())
+	jovianL1Block := crypto.CreateAddress(common.HexToAddress("0x4210000000000000000000000000000000000006"), 0)
+	isthmusL1Block := common.HexToAddress("0xc0d3C0D3C0D3c0D3C0D3C0d3C0D3c0D3c0d30015")
+	if want := map[forkrules.Fork]bool{forkrules.Isthmus: impl == isthmusL1Block, forkrules.Jovian: impl == jovianL1Block,
+		forkrules.Karst: impl != isthmusL1Block && impl != jovianL1Block}[hardfork]; !want || len(st.GetCode(impl)) == 0 {
+		t.Errorf("L1Block's implementation is %s", impl)
+	}
+	if hardfork >= forkrules.Jovian {
+		if out := view(t, c, gpo, "isJovian()"); !bytes.Equal(out, word(1)) {
+			t.Errorf("GasPriceOracle.isJovian() = %x, want true", out)
+		}
+	}
 	if out := view(t, c, gpo, "decimals()"); !bytes.Equal(out, word(6)) {
 		t.Errorf("decimals() = %x", out)
 	}
@@ -113,8 +138,11 @@ func TestDevL2GenesisPredeploys(t *testing.T) {
 	if DevGenesis().Config.Optimism != nil || DevGenesis().Config.ChainID.Uint64() != DevChainID {
 		t.Fatal("DevGenesis changed")
 	}
-	if g2, _ := DevL2Genesis(); g2.ToBlock().Hash() != c.Genesis().Hash() || g2 == g || &g2.Alloc == &g.Alloc {
-		t.Fatal("DevL2Genesis is not a fresh, identical copy on each call")
+	if g2, _ := DevL2GenesisAt(hardfork); g2.ToBlock().Hash() != c.Genesis().Hash() || g2 == g || &g2.Alloc == &g.Alloc {
+		t.Fatal("DevL2GenesisAt is not a fresh, identical copy on each call")
+	}
+	if h, err := DevL2GenesisHashAt(hardfork); err != nil || h != c.Genesis().Hash() {
+		t.Fatalf("DevL2GenesisHashAt: %s, %v", h, err)
 	}
 	if params.OptimismL2ToL1MessagePasser != common.HexToAddress("0x4200000000000000000000000000000000000016") {
 		t.Fatal("message passer address")

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/syscalls"
 )
@@ -44,7 +45,7 @@ func (c *Chain) Changes(b *Block) ([]TxChanges, error) {
 		return nil, err
 	}
 	t := pending.NewTracker()
-	evm := vm.NewEVM(core.NewEVMBlockContext(h, headerChain{c}, &h.Coinbase, c.Config, st), state.NewHookedState(st, t.Hooks()), c.Config, vm.Config{})
+	evm := forkrules.NewEVM(core.NewEVMBlockContext(h, headerChain{c}, &h.Coinbase, c.Config, st), state.NewHookedState(st, t.Hooks()), c.Config, vm.Config{})
 	cur := map[common.Address]*types.StateAccount{} // latest values of accounts changed so far
 	curSlots := map[common.Address]map[common.Hash]common.Hash{}
 	collect := func(i int) TxChanges {

@@ -32,6 +32,7 @@ import (
 	"github.com/ethereum/go-ethereum/triedb"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/opstack"
 )
 
@@ -276,12 +277,13 @@ func (g *generator) userTxs(i int) types.Transactions {
 	return txs
 }
 
-// DevL2 generates blocks on chain.DevL2Genesis (changed by mutate, when
-// given) with the first three dev keys: the chain the recorded flashblocks
-// (follower/feed/testdata), the follow tests and the op-geth differential
-// test share.
+// DevL2 generates blocks on the built-in dev chain at Isthmus,
+// chain.DevL2GenesisAt (changed by mutate, when given), with the first three
+// dev keys: the chain the recorded flashblocks (follower/feed/testdata), the
+// follow tests and the op-geth differential test share. It stays at Isthmus,
+// the fork of the recordings; Jovian and Karst chains come from Generate.
 func DevL2(blocks int, mutate func(*core.Genesis)) (*Chain, error) {
-	g, err := chain.DevL2Genesis()
+	g, err := chain.DevL2GenesisAt(forkrules.Isthmus)
 	if err != nil {
 		return nil, err
 	}
