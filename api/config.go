@@ -7,9 +7,9 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/forkid"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/rpc"
 )
 
@@ -44,9 +44,10 @@ func (a *API) config(_ context.Context, p rpc.Params) (any, error) {
 			return nil
 		}
 		t := *ts
-		rules := cfg.Rules(cfg.LondonBlock, true, t)
+		// The precompiles the chain's rules give (Karst's own set on the OP
+		// stack, whose normalized config lists it as Osaka: forkrules).
 		precompiles := make(map[string]common.Address)
-		for addr, c := range vm.ActivePrecompiledContracts(rules) {
+		for addr, c := range forkrules.At(cfg, cfg.LondonBlock, t).Precompiles() {
 			precompiles[c.Name()] = addr
 		}
 		activation := t
@@ -54,9 +55,13 @@ func (a *API) config(_ context.Context, p rpc.Params) (any, error) {
 			activation = 0
 		}
 		id := forkid.NewID(cfg, types.NewBlockWithHeader(genesis.Header()), ^uint64(0), t).Hash
+		var blobs *params.BlobConfig
+		if cfg.BlobScheduleConfig != nil { // none on the OP stack (op-geth's BlobConfig would dereference it)
+			blobs = cfg.BlobConfig(cfg.LatestFork(t))
+		}
 		return &forkConfig{
 			ActivationTime:  activation,
-			BlobSchedule:    cfg.BlobConfig(cfg.LatestFork(t)),
+			BlobSchedule:    blobs,
 			ChainID:         (*hexutil.Big)(cfg.ChainID),
 			ForkID:          id[:],
 			Precompiles:     precompiles,

@@ -13,10 +13,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,9 +28,10 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/eth/gasestimator"
 	"github.com/ethereum/go-ethereum/eth/tracers/logger"
 	"github.com/ethereum/go-ethereum/params"
+
+	"github.com/preconf/preconf/forkrules"
 )
 
 // RootMode says whether simulated blocks get a real state root.
@@ -126,8 +127,12 @@ func (e *Engine) hashOf(h *types.Header) common.Hash {
 }
 
 // New returns an engine over a chain (for BLOCKHASH of canonical blocks and
-// the consensus engine) with the given limits.
+// the consensus engine) with the given limits. The config is executed as
+// forkrules.Normalize makes it (Osaka's rules with Karst).
 func New(config *params.ChainConfig, chain core.ChainContext, opts Options) *Engine {
+	if n, err := forkrules.Normalize(config); err == nil {
+		config = n
+	}
 	return &Engine{config: config, chain: chain, opts: opts}
 }
 
@@ -165,35 +170,18 @@ func (e *Engine) run(evm *vm.EVM, msg *core.Message, gp *core.GasPool) (*core.Ex
 	return res, nil
 }
 
-// precompiles active for a block context.
-func (e *Engine) precompiles(number *big.Int, merged bool, time uint64) vm.PrecompiledContracts {
-	return vm.ActivePrecompiledContracts(e.config.Rules(number, merged, time))
-}
-
-// sharedPrecompiles are the active precompile sets by fork, read-only.
-var sharedPrecompiles sync.Map // *common.Address (first of the fork's list) → vm.PrecompiledContracts
-
 // precompilesFor is precompiles for a block whose state overrides are so:
-// a shared read-only set unless the overrides replace or move a precompile
-// (StateOverride.Apply then edits its own copy).
+// the shared read-only set unless the overrides replace or move a
+// precompile (StateOverride.Apply then edits its own copy).
 func (e *Engine) precompilesFor(number *big.Int, merged bool, time uint64, so StateOverride) vm.PrecompiledContracts {
-	rules := e.config.Rules(number, merged, time)
-	addrs := vm.ActivePrecompiles(rules)
+	r := forkrules.AtBlock(e.config, number, merged, time)
+	addrs := r.ActivePrecompiles()
 	for addr, o := range so {
 		if o.MovePrecompileTo != nil || slices.Contains(addrs, addr) {
-			return vm.ActivePrecompiledContracts(rules)
+			return maps.Clone(r.Precompiles())
 		}
 	}
-	if len(addrs) == 0 {
-		return vm.ActivePrecompiledContracts(rules)
-	}
-	key := &addrs[0]
-	if p, ok := sharedPrecompiles.Load(key); ok {
-		return p.(vm.PrecompiledContracts)
-	}
-	p := vm.ActivePrecompiledContracts(rules)
-	sharedPrecompiles.Store(key, p)
-	return p
+	return r.Precompiles()
 }
 
 // Call executes args in the environment of header on db (which it changes:
@@ -242,8 +230,8 @@ func (e *Engine) EstimateGas(ctx context.Context, args CallArgs, header *types.H
 	blockCtx := core.NewEVMBlockContext(header, e.chain, nil, e.config, db)
 	if bo != nil {
 		if bo.BlobBaseFee != nil {
-			// op-geth's estimator takes overrides only as a header, which
-			// has no blob base fee: refuse rather than ignore it.
+			// The estimate takes overrides as a header, as go-ethereum's
+			// does, which has no blob base fee: refuse rather than ignore it.
 			return 0, &Error{Code: CodeInvalidParams, Msg: `block override "blobBaseFee" is not supported by eth_estimateGas`}
 		}
 		if err := bo.applyContext(&blockCtx); err != nil {
@@ -251,16 +239,9 @@ func (e *Engine) EstimateGas(ctx context.Context, args CallArgs, header *types.H
 		}
 		header = bo.header(header)
 	}
-	precompiles := e.precompiles(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time)
+	precompiles := e.precompilesFor(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time, so)
 	if err := so.Apply(db, precompiles); err != nil {
 		return 0, err
-	}
-	opts := &gasestimator.Options{
-		Config:     e.config,
-		Chain:      e.chain,
-		Header:     header,
-		State:      db,
-		ErrorRatio: estimateErrorRatio,
 	}
 	if args.Gas == nil {
 		args.Gas = new(hexutil.Uint64)
@@ -271,7 +252,7 @@ func (e *Engine) EstimateGas(ctx context.Context, args CallArgs, header *types.H
 	msg := args.message(header.BaseFee, true)
 	ctx, cancel := e.withTimeout(ctx)
 	defer cancel()
-	gas, revert, err := gasestimator.Estimate(ctx, msg, opts, e.opts.GasCap)
+	gas, revert, err := e.estimationFor(header, db, precompiles).search(ctx, msg, e.opts.GasCap, estimateErrorRatio)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return 0, timeoutError(e.opts.Timeout)
 	}
@@ -323,7 +304,7 @@ func (e *Engine) CreateAccessList(ctx context.Context, args CallArgs, header *ty
 		to = *args.To
 	}
 	exclude := map[common.Address]struct{}{from: {}, to: {}}
-	for _, addr := range vm.ActivePrecompiles(e.config.Rules(header.Number, header.Difficulty.Sign() == 0, header.Time)) {
+	for _, addr := range forkrules.AtBlock(e.config, header.Number, header.Difficulty.Sign() == 0, header.Time).ActivePrecompiles() {
 		exclude[addr] = struct{}{}
 	}
 	if uint64(len(args.AuthorizationList)) > uint64(*args.Gas)/params.CallNewAccountGas {

@@ -6,6 +6,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/preconf/preconf/forkrules"
 )
 
 // maxJumpDestBytes bounds the shared JUMPDEST analyses (one bit per code
@@ -54,7 +55,7 @@ func (c *jumpDestCache) Store(codeHash common.Hash, v vm.BitVec) {
 
 // newEVM is vm.NewEVM with the shared JUMPDEST analyses.
 func newEVM(ctx vm.BlockContext, db vm.StateDB, cfg *params.ChainConfig, c vm.Config) *vm.EVM {
-	evm := vm.NewEVM(ctx, db, cfg, c)
+	evm := forkrules.NewEVM(ctx, db, cfg, c) // the chain's rules at the block (Karst's precompiles)
 	evm.SetJumpDestCache(jumpDests)
 	return evm
 }

@@ -409,6 +409,10 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 		txs, receipts = make(types.Transactions, n), make(types.Receipts, n)
 	}
 	res.Calls, res.Senders, res.TxHashes = make([]CallResult, n), make([]common.Address, n), make([]common.Hash, n)
+	// From Jovian, an OP-stack header's blobGasUsed is the block's
+	// data-availability footprint: each transaction's estimated compressed
+	// size times the scalar the L1-attributes deposit set in L1Block.
+	da := newDAFootprint(cfg, header.Time, db)
 	tracer, hooked, warm := s.execState(header.Number.Uint64(), header.Time)
 	evm := newEVM(blockCtx, warm, cfg, vm.Config{NoBaseFee: !s.validate, Tracer: tracer.hooks})
 	evm.SetPrecompiles(precompiles)
@@ -436,10 +440,12 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 			if hash, typ, err = enc.addTx(call); err != nil {
 				return nil, &Error{Code: CodeInvalidParams, Msg: err.Error()}
 			}
+			da.add(enc.lastTx())
 		} else {
 			tx = call.transaction(types.DynamicFeeTxType)
 			hash = tx.Hash()
 			txs[i] = tx
+			da.addTx(tx)
 		}
 		res.TxHashes[i] = hash
 		res.Senders[i] = call.sender()
@@ -496,6 +502,9 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	header.GasUsed = gp.Used()
 	if cfg.IsCancun(header.Number, header.Time) {
 		header.BlobGasUsed = blobGas
+		if da != nil {
+			*blobGas = da.total
+		}
 	}
 	requests, err := s.postExecution(db, header, allLogs, evm, precompiles)
 	if err != nil {
@@ -515,7 +524,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	}
 	res.calls = b.Calls
 	if enc == nil {
-		block, err := s.e.chain.Engine().FinalizeAndAssemble(ctx, chain, header, db, body, receipts)
+		block, err := da.assemble(ctx, s.e.chain.Engine(), chain, header, db, body, receipts)
 		if err != nil {
 			return nil, err
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/forkrules"
 )
 
 // systemState is a state holding the four system contracts, with the given
@@ -144,7 +145,7 @@ func TestCreate2DeployerAtCanyon(t *testing.T) {
 		{"at then after", []uint64{canyon, canyon + 1}, []bool{true, true}},
 	}
 	for _, cf := range configs {
-		g, err := chain.DevL2Genesis()
+		g, err := chain.DevL2GenesisAt(forkrules.Isthmus) // nothing after Isthmus: the cases move the forks before it
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func (e *Engine) prepareCall(args *CallArgs, header *types.Header, db *state.Sta
 		}
 		header = bo.header(header)
 	}
-	precompiles := e.precompiles(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time)
+	precompiles := e.precompilesFor(blockCtx.BlockNumber, blockCtx.Random != nil, blockCtx.Time, so)
 	if err := so.Apply(db, precompiles); err != nil {
 		return nil, err
 	}

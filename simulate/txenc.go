@@ -79,6 +79,12 @@ func (e *blockEncoder) addTx(call *CallArgs) (common.Hash, byte, error) {
 	return e.hash, typ, nil
 }
 
+// lastTx is the binary encoding of the transaction addTx added last.
+func (e *blockEncoder) lastTx() []byte {
+	t := e.txs[len(e.txs)-1]
+	return e.arena[t[0]:t[1]]
+}
+
 // nonNegative: RLP has no negative integers (go-ethereum's encoder fails
 // on one, and so does MarshalBinary, which then answers the error).
 func nonNegative(xs ...*hexutil.Big) bool {

@@ -8,6 +8,7 @@ package txpool
 import (
 	"sync/atomic"
 
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/impersonate"
 
 	"errors"
@@ -109,6 +110,11 @@ func New(cfg Config, chain *params.ChainConfig, env Env) *Pool {
 	}
 	if cfg.MaxBlobTxSize == 0 {
 		cfg.MaxBlobTxSize = DefaultConfig.MaxBlobTxSize
+	}
+	// Validation takes the fork rules from the config: normalized, a Karst
+	// chain's has Osaka's, whose EIP-7825 cap op-geth's validation applies.
+	if n, err := forkrules.Normalize(chain); err == nil {
+		chain = n
 	}
 	return &Pool{
 		cfg: cfg, chain: chain, env: env,
