@@ -178,7 +178,11 @@ func TestOPFeesAtPending(t *testing.T) {
 	if l1 == nil || l1.Sign() == 0 || r.L1Fee == nil || r.L1Fee.ToInt().Cmp(l1) != 0 {
 		t.Fatalf("pre-confirmed l1Fee %v, op-geth's cost function %v", r.L1Fee, l1)
 	}
-	if r.OperatorScalar != 3_000_000 || r.OperatorConstant != 777 || operator.Int64() != int64(r.GasUsed)*3+777 {
+	perGas := int64(3) // Isthmus: gas × scalar / 1e6; Jovian: gas × scalar × 100
+	if cfg.IsJovian(uint64(head.Time)) {
+		perGas = 3_000_000 * 100
+	}
+	if r.OperatorScalar != 3_000_000 || r.OperatorConstant != 777 || operator.Int64() != int64(r.GasUsed)*perGas+777 {
 		t.Fatalf("operator fee %v (scalar %d, constant %d)", operator, r.OperatorScalar, r.OperatorConstant)
 	}
 	want := new(big.Int).Mul(big.NewInt(int64(r.GasUsed)), r.EffectiveGasPrice.ToInt())

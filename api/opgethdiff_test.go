@@ -137,7 +137,10 @@ func opRequests(t *testing.T, blocks types.Blocks, accounts []string) (reqs [][]
 		add("eth_call", map[string]any{"to": opstack.GasPriceOracle, "data": hexutil.Bytes(data)}, "latest")
 	}
 	add("eth_estimateGas", map[string]any{"from": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "to": "0x0000000000000000000000000000000000000001", "value": "0x1", "data": "0x0102"})
-	for _, m := range []string{"eth_gasPrice", "eth_maxPriorityFeePerGas", "eth_blobBaseFee", "eth_config"} {
+	// Not eth_config: op-geth's crashes on an OP-stack chain (its
+	// ChainConfig.BlobConfig dereferences the absent blob schedule); ours
+	// answers (TestKarstAgainstL1Osaka, cmd/preconf).
+	for _, m := range []string{"eth_gasPrice", "eth_maxPriorityFeePerGas", "eth_blobBaseFee"} {
 		add(m)
 	}
 	add("eth_feeHistory", "0x4", "latest", []float64{10, 50, 90})

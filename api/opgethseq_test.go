@@ -21,6 +21,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/internal/tools"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/opstack"
@@ -29,7 +30,7 @@ import (
 )
 
 // TestDiffSequencedAgainstOpGeth runs this node's sequencer on the OP-stack
-// dev chain (the default) with every kind of traffic — transactions of
+// dev chain at Jovian (--hardfork jovian) with every kind of traffic — transactions of
 // each type paying the L1 data and operator fees, a contract with storage
 // and logs, a withdrawal through the L2ToL1MessagePasser, injected
 // deposits (minting, failing, creating a contract) — then imports the
@@ -42,7 +43,8 @@ import (
 func TestDiffSequencedAgainstOpGeth(t *testing.T) {
 	bin := tools.OpGethForTest(t)
 	dir := t.TempDir()
-	g, err := chain.DevL2Genesis()
+	// At Jovian, op-geth's last rules (it does not execute Karst).
+	g, err := chain.DevL2GenesisAt(forkrules.Jovian)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestDiffSequencedAgainstOpGeth(t *testing.T) {
 	// too (the dev chain's default has none, as Base).
 	l1 := &opstack.DevL1{Batcher: sc.Batcher, BaseFeeScalar: sc.BaseFeeScalar, BlobBaseFeeScalar: sc.BlobBaseFeeScalar,
 		BaseFee: big.NewInt(2 * params.GWei), BlobBaseFee: big.NewInt(3), OperatorFeeScalar: 1_500_000, OperatorFeeConstant: 200}
-	seqCfg := node.Config{DataDir: dir, BlockTime: time.Second,
+	seqCfg := node.Config{DataDir: dir, BlockTime: time.Second, Genesis: g,
 		Sequencer: sequencer.Config{Interval: 100 * time.Millisecond, L1: l1, L1BlockTime: 2 * time.Second}}
 	n, err := node.New(seqCfg)
 	if err != nil {

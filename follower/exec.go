@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/triedb"
 
 	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/remote"
@@ -152,6 +153,9 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	if uint64(base.Timestamp) <= parent.Time {
 		return nil, fmt.Errorf("%w: timestamp %d not after the parent's %d", ErrInvalidFlashblock, base.Timestamp, parent.Time)
 	}
+	if err := forkrules.Check(e.config, uint64(base.Timestamp)); err != nil { // a fork preconf does not implement
+		return nil, fmt.Errorf("block %d: %w", base.BlockNumber, err)
+	}
 	header := e.newHeader(parent, base)
 	st, reader, ps := e.parentState(parent) // next.go: a sealed parent, or one pre-confirmed here
 	statedb, err := state.NewWithReader(parent.Root, e.memdb, reader)
@@ -160,7 +164,7 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	}
 	t := pending.NewTracker()
 	coinbase := header.Coinbase
-	evm := vm.NewEVM(core.NewEVMBlockContext(header, e.headers, &coinbase, e.config, statedb), state.NewHookedState(statedb, t.Hooks()), e.config, vm.Config{})
+	evm := forkrules.NewEVM(core.NewEVMBlockContext(header, e.headers, &coinbase, e.config, statedb), state.NewHookedState(statedb, t.Hooks()), e.config, vm.Config{})
 	b := &openBlock{
 		payload: fb.PayloadID, parent: parent, header: header, base: st, statedb: statedb, evm: evm,
 		gp: core.NewGasPool(header.GasLimit), state: ps, touched: t,

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/remote"
 )
@@ -134,8 +135,24 @@ func inferRules(ctx context.Context, client *remote.Client, h *types.Header) (*p
 }
 
 // resolveRules picks the fork's chain config (see above) and sets the chain
-// id it runs as: --chain-id, else the upstream's.
+// id it runs as: --chain-id, else the upstream's. A chain whose rules at the
+// fork block preconf does not implement is refused, naming the fork: Base
+// (its own forks since Azul), an OP-stack chain past Karst (Lagoon).
 func resolveRules(ctx context.Context, client *remote.Client, upstreamID uint64, point *types.Block, cfg *Config) (*params.ChainConfig, string, error) {
+	if err := opstack.CheckNotBase(upstreamID, false); err != nil {
+		return nil, "", err
+	}
+	config, source, err := pickRules(ctx, client, upstreamID, point, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := forkrules.Check(config, point.Time()); err != nil {
+		return nil, "", fmt.Errorf("rules from %s: %w", source, err)
+	}
+	return config, source, nil
+}
+
+func pickRules(ctx context.Context, client *remote.Client, upstreamID uint64, point *types.Block, cfg *Config) (*params.ChainConfig, string, error) {
 	id := new(big.Int).SetUint64(upstreamID)
 	if cfg.ChainID != nil {
 		id.SetUint64(*cfg.ChainID)
@@ -171,28 +188,34 @@ func resolveRules(ctx context.Context, client *remote.Client, upstreamID uint64,
 }
 
 // devL2Rules is the built-in OP-stack dev chain's config when the upstream
-// runs that chain (a preconf dev node: its chain id and genesis hash), so a
-// fork of one needs no --genesis; nil otherwise.
+// runs that chain (a preconf dev node: its chain id and the genesis hash of
+// one of its --hardfork choices), so a fork of one needs no --genesis; nil
+// otherwise.
 func devL2Rules(ctx context.Context, client *remote.Client, upstreamID uint64) (*params.ChainConfig, error) {
 	if upstreamID != chain.DevChainID {
 		return nil, nil
-	}
-	want, err := chain.DevL2GenesisHash()
-	if err != nil {
-		return nil, err
 	}
 	g, err := client.HeadByNumber(ctx, remote.Tag(0))
 	if err != nil {
 		return nil, fmt.Errorf("upstream genesis header: %w", err)
 	}
-	if g == nil || g.Header.Hash() != want {
+	if g == nil {
 		return nil, nil
 	}
-	dev, err := chain.DevL2Genesis()
-	if err != nil {
-		return nil, err
+	for _, f := range chain.DevL2Hardforks {
+		want, err := chain.DevL2GenesisHashAt(f)
+		if err != nil {
+			return nil, err
+		}
+		if g.Header.Hash() == want {
+			dev, err := chain.DevL2GenesisAt(f)
+			if err != nil {
+				return nil, err
+			}
+			return dev.Config, nil
+		}
 	}
-	return dev.Config, nil
+	return nil, nil
 }
 
 // chainID asks the upstream its chain id.

@@ -93,8 +93,13 @@ func TestUnknownOPStackChain(t *testing.T) {
 	h := &types.Header{Number: big.NewInt(5), Difficulty: new(big.Int), BaseFee: big.NewInt(7), WithdrawalsHash: &empty}
 	deposit := types.NewTx(&types.DepositTx{Gas: 1_000_000, Data: []byte{1}})
 	block := types.NewBlockWithHeader(h).WithBody(types.Body{Transactions: types.Transactions{deposit}})
-	_, _, err := resolveRules(context.Background(), ethConfigServer(t, ""), 8453, block, &Config{})
+	_, _, err := resolveRules(context.Background(), ethConfigServer(t, ""), 424242, block, &Config{})
 	if err == nil || !strings.Contains(err.Error(), "--genesis") {
 		t.Fatalf("unknown OP-stack chain: %v", err)
+	}
+	// Base runs its own forks since Azul: refused, naming them.
+	_, _, err = resolveRules(context.Background(), ethConfigServer(t, ""), 8453, block, &Config{})
+	if err == nil || !strings.Contains(err.Error(), "Azul") || !strings.Contains(err.Error(), "Denim") {
+		t.Fatalf("Base: %v", err)
 	}
 }

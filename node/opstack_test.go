@@ -72,7 +72,8 @@ func TestOPStackStreams(t *testing.T) {
 		if m.Index != 0 {
 			continue
 		}
-		if m.Base == nil || m.Base.FeeRecipient != opstack.SequencerFeeVault || len(m.Base.ExtraData) != 9 {
+		// Holocene's extra data (9 bytes), Jovian's with the minimum base fee (17).
+		if m.Base == nil || m.Base.FeeRecipient != opstack.SequencerFeeVault || (len(m.Base.ExtraData) != 9 && len(m.Base.ExtraData) != 17) {
 			t.Fatalf("index 0 base %+v", m.Base)
 		}
 		if len(m.Diff.Transactions) != 1 {

@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/syscalls"
@@ -57,7 +58,9 @@ type openBlock struct {
 	// withdrawals are credited when the block is finalised (only blocks
 	// built by testing_buildBlockV1 have any).
 	withdrawals types.Withdrawals
-	blobGas     uint64 // used so far
+	blobGas     uint64 // used so far (from Jovian on, the DA footprint)
+	// depositsOnly: a fork's activation block takes no user transaction.
+	depositsOnly bool
 	// held are the senders of the transactions executed since the last
 	// flashblock but not yet published (prefill), each with the nonce of
 	// its first: the pool keeps them until they are published, and the
@@ -151,6 +154,9 @@ func (s *Sequencer) open(env *record, cheats [][]byte) error {
 		if err := s.applyQueuedDeposits(b); err != nil {
 			return err
 		}
+		if err := s.applyUpgrades(b); err != nil {
+			return err
+		}
 	}
 	s.blk = b
 	return nil
@@ -161,6 +167,9 @@ func (s *Sequencer) open(env *record, cheats [][]byte) error {
 // touches nothing of the sequencer's, so a block that will not be sealed
 // (testing_buildBlockV1) is built with it outside the sequencer goroutine.
 func (s *Sequencer) newBlock(parent *types.Header, rec record) (*openBlock, error) {
+	if err := forkrules.Check(s.config, rec.Time); err != nil { // a fork preconf does not implement
+		return nil, fmt.Errorf("block %d: %w", rec.Number, err)
+	}
 	header := pending.NewHeader(s.config, parent, pending.Env{
 		Coinbase: rec.Coinbase, GasLimit: rec.GasLimit, Time: rec.Time, Extra: rec.Extra,
 		Random: rec.Random, BeaconRoot: rec.BeaconRoot, BaseFee: rec.BaseFee,
@@ -175,10 +184,11 @@ func (s *Sequencer) newBlock(parent *types.Header, rec record) (*openBlock, erro
 	}
 	t := pending.NewTracker()
 	coinbase := rec.Coinbase
-	evm := vm.NewEVM(core.NewEVMBlockContext(header, s.chain.ChainContext(), &coinbase, s.config, statedb), state.NewHookedState(statedb, t.Hooks()), s.config, vm.Config{})
+	evm := forkrules.NewEVM(core.NewEVMBlockContext(header, s.chain.ChainContext(), &coinbase, s.config, statedb), state.NewHookedState(statedb, t.Hooks()), s.config, vm.Config{})
 	b := &openBlock{
 		parent: parent, header: header, rec: rec, statedb: statedb, evm: evm,
 		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(base), touched: t,
+		depositsOnly: s.op != nil && opstack.Activates(s.config, header.Time, parent.Time),
 	}
 	if id := rec.Hash; id != (common.Hash{}) { // logged (replay): the id published then
 		b.setPayload([8]byte(id[:8]))
@@ -211,7 +221,7 @@ func (s *Sequencer) blockEnv(parent *types.Header, env *record) record {
 	binary.BigEndian.PutUint64(nb[:], number)
 	rec.Random = crypto.Keccak256Hash([]byte("preconf prevrandao"), nb[:])
 	rec.BeaconRoot = parent.Hash()
-	s.opEnv(&rec)
+	s.opEnv(&rec, parent)
 	return rec
 }
 
@@ -233,9 +243,9 @@ func (s *Sequencer) gasLimit(parent *types.Header) uint64 {
 		return s.set.gasLimit
 	}
 	if s.cfg.GasCeil != 0 {
-		return core.CalcGasLimit(parent.GasLimit, s.cfg.GasCeil)
+		return core.CalcGasLimit(s.steadyGasLimit(parent), s.cfg.GasCeil)
 	}
-	return parent.GasLimit
+	return s.steadyGasLimit(parent)
 }
 
 // runHeap orders the candidates: per-sender runs by their head's effective
@@ -372,6 +382,9 @@ func (s *Sequencer) build(fill, always bool) error {
 // hold set, the transactions applied are held (b.held) for the next
 // flashblock to publish.
 func (s *Sequencer) fill(b *openBlock, hold bool) (stale, invalid []common.Hash) {
+	if b.depositsOnly {
+		return nil, nil
+	}
 	h := newRunHeap(s.candidates(b), b.header.BaseFee)
 	for h.Len() > 0 {
 		if !s.fillBy.IsZero() && time.Now().After(s.fillBy) {
@@ -416,7 +429,7 @@ func (s *Sequencer) fill(b *openBlock, hold bool) (stale, invalid []common.Hash)
 // what is left, its fee caps reach the block's base fees. Otherwise it
 // waits in the pool.
 func (s *Sequencer) fits(b *openBlock, tx *types.Transaction) bool {
-	if b.gp.Gas() < tx.Gas() || (b.header.BaseFee != nil && tx.GasFeeCapIntCmp(b.header.BaseFee) < 0) {
+	if b.gp.Gas() < tx.Gas() || (b.header.BaseFee != nil && tx.GasFeeCapIntCmp(b.header.BaseFee) < 0) || !s.daFits(b, tx) {
 		return false
 	}
 	if tx.Type() != types.BlobTxType {

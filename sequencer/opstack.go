@@ -1,7 +1,6 @@
 package sequencer
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/opstack"
 )
 
@@ -44,18 +44,15 @@ func newOPChain(cfg Config, config *params.ChainConfig, genesisTime uint64) (*op
 	if config.Optimism == nil || cfg.Fork {
 		return nil, nil
 	}
-	// The sequencer builds neither a fork's upgrade deposits nor Jovian's
-	// DA footprint limit: every fork it supports is active from genesis.
+	// A fork activating after genesis gets its upgrade deposits
+	// (opstack.ActivationAt); the L1-attributes deposits are built from
+	// Ecotone's layout on, and a fork preconf does not implement is refused
+	// at its activation block.
 	if _, err := opstack.LayoutFor(config, genesisTime+1, genesisTime); err != nil {
 		return nil, fmt.Errorf("cannot sequence this OP-stack chain: Ecotone must be active at genesis (%w)", err)
 	}
-	for name, t := range map[string]*uint64{"Fjord": config.FjordTime, "Granite": config.GraniteTime, "Holocene": config.HoloceneTime, "Isthmus": config.IsthmusTime} {
-		if t != nil && *t > genesisTime {
-			return nil, fmt.Errorf("cannot sequence this OP-stack chain: %s activates after genesis (at %d), and the sequencer builds no upgrade transactions", name, *t)
-		}
-	}
-	if config.JovianTime != nil || config.KarstTime != nil || config.LagoonTime != nil {
-		return nil, errors.New("cannot sequence this OP-stack chain: Jovian, Karst and Lagoon are not supported (the dev L2 stops at Isthmus)")
+	if err := forkrules.Check(config, genesisTime); err != nil {
+		return nil, fmt.Errorf("cannot sequence this OP-stack chain: %w", err)
 	}
 	op := &opChain{}
 	if cfg.L1 != nil {
@@ -84,7 +81,7 @@ func newOPChain(cfg Config, config *params.ChainConfig, genesisTime uint64) (*op
 // Holocene on, the extra data carrying the EIP-1559 parameters the next
 // block's base fee is computed with (the chain config's, as op-geth's miner
 // writes them when the SystemConfig sets none).
-func (s *Sequencer) opEnv(rec *record) {
+func (s *Sequencer) opEnv(rec *record, parent *types.Header) {
 	if s.op == nil {
 		return
 	}
@@ -92,8 +89,70 @@ func (s *Sequencer) opEnv(rec *record) {
 		rec.Coinbase = opstack.SequencerFeeVault
 	}
 	if s.config.IsHolocene(rec.Time) {
-		rec.Extra = eip1559.EncodeOptimismExtraData(s.config, rec.Time, s.config.BaseFeeChangeDenominator(rec.Time), s.config.ElasticityMultiplier(), nil)
+		var minBaseFee *uint64 // from Jovian on: the SystemConfig's, 0 unless set
+		if s.config.IsJovian(rec.Time) {
+			minBaseFee = new(uint64)
+		}
+		rec.Extra = eip1559.EncodeOptimismExtraData(s.config, rec.Time, s.config.BaseFeeChangeDenominator(rec.Time), s.config.ElasticityMultiplier(), minBaseFee)
 	}
+	// A fork's activation block has room for its upgrade deposits on top of
+	// the gas limit ("Custom Upgrade Block Gas Limit"); the next block has
+	// the limit without it again.
+	rec.GasLimit += s.upgradeGas(rec.Time, parent.Time)
+}
+
+// upgradeGas is the gas a block at time on a parent at parentTime has for
+// upgrade deposits beyond the chain's gas limit.
+func (s *Sequencer) upgradeGas(time, parentTime uint64) uint64 {
+	if s.op == nil || !opstack.Activates(s.config, time, parentTime) {
+		return 0
+	}
+	a, err := opstack.ActivationAt(s.config, time, parentTime)
+	if err != nil || a == nil {
+		return 0 // refused when the block opens (applyUpgrades)
+	}
+	return a.ExtraGas
+}
+
+// steadyGasLimit is parent's gas limit without its upgrade allowance.
+func (s *Sequencer) steadyGasLimit(parent *types.Header) uint64 {
+	if s.op == nil || parent.Number.Sign() == 0 {
+		return parent.GasLimit
+	}
+	grand := s.chain.HeaderByNumber(parent.Number.Uint64() - 1)
+	if grand == nil {
+		return parent.GasLimit
+	}
+	return parent.GasLimit - s.upgradeGas(parent.Time, grand.Time)
+}
+
+// applyUpgrades applies the upgrade deposits of the forks activating in b,
+// after its other deposits, as the rollup node orders them. Such a block
+// takes no user transaction (b.depositsOnly).
+func (s *Sequencer) applyUpgrades(b *openBlock) error {
+	a, err := opstack.ActivationAt(s.config, b.header.Time, b.parent.Time)
+	if err != nil || a == nil {
+		return err
+	}
+	for _, tx := range a.Deposits {
+		if err := s.apply(b, tx); err != nil {
+			return fmt.Errorf("block %d: %v upgrade deposit %s: %w", b.header.Number, a.Forks, tx.Hash(), err)
+		}
+	}
+	s.log.Info("activated", "forks", fmt.Sprint(a.Forks), "block", b.header.Number, "deposits", len(a.Deposits))
+	return nil
+}
+
+// daFits reports whether tx's data-availability footprint fits what is
+// left of b's (Jovian: the block's footprint, its blobGasUsed, stays within
+// its gas limit).
+func (s *Sequencer) daFits(b *openBlock, tx *types.Transaction) bool {
+	l1 := b.origin()
+	if s.op == nil || l1 == nil || l1.DAFootprintGasScalar == 0 || !s.config.IsJovian(b.header.Time) {
+		return true
+	}
+	da := tx.RollupCostData().EstimatedDASize().Uint64() * uint64(l1.DAFootprintGasScalar)
+	return b.blobGas+da <= b.header.GasLimit
 }
 
 // origin is the L1 origin b's L1-attributes deposit carries (nil when b

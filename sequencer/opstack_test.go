@@ -172,7 +172,7 @@ func TestOPStackBlocks(t *testing.T) {
 			t.Fatalf("block %d: first deposit from %s to %s", i, from, txs[0].To())
 		}
 		info, layout, err := opstack.ParseL1Info(txs[0].Data())
-		if err != nil || layout != opstack.LayoutIsthmus {
+		if wantLayout, _ := opstack.LayoutFor(cfg, hd.Time, h.chain.HeaderByNumber(i-1).Time); err != nil || layout != wantLayout {
 			t.Fatalf("block %d: L1 attributes %v (layout %d)", i, err, layout)
 		}
 		if prevL1 != nil && (info.Number < prevL1.Number || (info.Number == prevL1.Number) != (info.SequenceNumber == prevL1.SequenceNumber+1)) {
@@ -186,7 +186,11 @@ func TestOPStackBlocks(t *testing.T) {
 		if hd.Coinbase != opstack.SequencerFeeVault {
 			t.Errorf("block %d: coinbase %s", i, hd.Coinbase)
 		}
-		want := eip1559.EncodeOptimismExtraData(cfg, hd.Time, cfg.BaseFeeChangeDenominator(hd.Time), cfg.ElasticityMultiplier(), nil)
+		var minBaseFee *uint64
+		if cfg.IsJovian(hd.Time) {
+			minBaseFee = new(uint64)
+		}
+		want := eip1559.EncodeOptimismExtraData(cfg, hd.Time, cfg.BaseFeeChangeDenominator(hd.Time), cfg.ElasticityMultiplier(), minBaseFee)
 		if !bytes.Equal(hd.Extra, want) {
 			t.Errorf("block %d: extra %x, want %x", i, hd.Extra, want)
 		}
@@ -260,7 +264,15 @@ func TestOPStackBlocks(t *testing.T) {
 		if p == nil || p.L1Fee == nil || p.L1Fee.Cmp(l1) != 0 || p.L1GasUsed.Cmp(sealed.L1GasUsed) != 0 || *p.OperatorFeeScalar != 2_000_000 {
 			t.Fatalf("tx %s: pre-confirmed receipt %+v", tx.Hash(), p)
 		}
-		operator := new(big.Int).SetUint64(sealed.GasUsed*2_000_000/1_000_000 + 100_000)
+		// The operator fee: Isthmus's gas × scalar / 1e6, Jovian's gas ×
+		// scalar × 100, plus the constant.
+		operatorFee := func(gas uint64) uint64 {
+			if cfg.IsJovian(b.Time()) {
+				return gas*2_000_000*100 + 100_000
+			}
+			return gas*2_000_000/1_000_000 + 100_000
+		}
+		operator := new(big.Int).SetUint64(operatorFee(sealed.GasUsed))
 		from, _ := types.Sender(h.seq.signer, tx)
 		before, _ := h.chain.StateAt(h.chain.HeaderByNumber(num - 1))
 		after, _ := h.chain.StateAt(b.Header())
@@ -275,7 +287,7 @@ func TestOPStackBlocks(t *testing.T) {
 			want.Add(want, new(big.Int).Mul(new(big.Int).SetUint64(r.GasUsed), r.EffectiveGasPrice))
 			want.Add(want, o.Value())
 			want.Add(want, r.L1Fee)
-			want.Add(want, new(big.Int).SetUint64(r.GasUsed*2_000_000/1_000_000+100_000))
+			want.Add(want, new(big.Int).SetUint64(operatorFee(r.GasUsed)))
 		}
 		if got := new(big.Int).Sub(before.GetBalance(from).ToBig(), after.GetBalance(from).ToBig()); got.Cmp(want) != 0 {
 			t.Errorf("tx %s: %s paid %v, want %v (gas × price + value + l1Fee %v + operator fee %v, with its block's other transactions)", tx.Hash(), from, got, want, l1, operator)

@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/eth/tracers/logger"
 	"github.com/holiman/uint256"
+	"github.com/preconf/preconf/forkrules"
 )
 
 // TryCallGas bounds one TryCall.
@@ -52,7 +53,7 @@ func (v *cheatView) TryCall(writes []Write, to common.Address, data []byte) ([]b
 	acl := logger.NewAccessListTracer(nil, map[common.Address]struct{}{})
 	coinbase := v.b.header.Coinbase
 	ctx := core.NewEVMBlockContext(v.b.header, v.s.chain.ChainContext(), &coinbase, v.s.config, db)
-	evm := vm.NewEVM(ctx, db, v.s.config, vm.Config{Tracer: acl.Hooks(), NoBaseFee: true})
+	evm := forkrules.NewEVM(ctx, db, v.s.config, vm.Config{Tracer: acl.Hooks(), NoBaseFee: true})
 	rules := v.s.config.Rules(v.b.header.Number, true, v.b.header.Time)
 	db.Prepare(rules, common.Address{}, coinbase, &to, vm.ActivePrecompiles(rules), nil)
 	ret, _, err := evm.Call(common.Address{}, to, data, TryCallGas, new(uint256.Int))
