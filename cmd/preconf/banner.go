@@ -1,17 +1,22 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/urfave/cli/v2"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/sequencer"
 )
@@ -30,8 +35,54 @@ func isDevChain(genesisFlag string, l1 bool, n *node.Node) bool {
 	case l1:
 		return true // chain.Open refused any other genesis
 	}
-	h, err := chain.DevL2GenesisHash()
-	return err == nil && n.Chain.Genesis().Hash() == h
+	_, ok := chain.DevL2HardforkOf(n.Chain.Genesis().Hash())
+	return ok
+}
+
+// devL2Hardfork is the built-in OP-stack dev chain at the fork named s.
+func devL2Hardfork(s string) (*core.Genesis, error) {
+	f, err := forkrules.ParseFork(s)
+	if err == nil && slices.Contains(chain.DevL2Hardforks, f) {
+		return chain.DevL2GenesisAt(f)
+	}
+	return nil, fmt.Errorf("--hardfork %q: the dev chain runs isthmus, jovian or karst", s)
+}
+
+// devChainID applies --chain-id to a built-in dev chain (the OP-stack one,
+// at --hardfork, or --l1's), as anvil's --chain-id: a chain id is no part of
+// the genesis block, so the chain and its datadir stay the same.
+func devChainID(c *cli.Context, cfg *node.Config) error {
+	if !c.IsSet("chain-id") || cfg.Fork != nil {
+		return nil
+	}
+	id := c.Uint64("chain-id")
+	switch {
+	case id == 0:
+		return errors.New("--chain-id must not be 0")
+	case c.String("genesis") != "":
+		return errors.New("--chain-id sets a fork's or a built-in dev chain's id; a --genesis file has its own")
+	case cfg.Genesis == nil:
+		g, err := chain.DevL2Genesis()
+		if err != nil {
+			return err
+		}
+		cfg.Genesis = g
+	}
+	cfg.Genesis.Config.ChainID = new(big.Int).SetUint64(id)
+	return nil
+}
+
+// forksLine names the OP forks active at the head, and the next scheduled.
+func forksLine(cfg *params.ChainConfig, head *types.Header) string {
+	active := forkrules.Latest(cfg, head.Time)
+	line := fmt.Sprintf("Bedrock through %s", active)
+	for _, a := range forkrules.Schedule(cfg) {
+		if a.Time > head.Time {
+			line += fmt.Sprintf("; %s at time %d", a.Fork, a.Time)
+			break
+		}
+	}
+	return line
 }
 
 // below is what the banner reads of the node's chain, local or forked.
@@ -87,17 +138,19 @@ func devBanner(w io.Writer, cfg node.Config, n *node.Node) error {
 	fmt.Fprintf(&b, "Chain ID:          %d\n", c.Config().ChainID)
 	switch op := c.Config().Optimism != nil; {
 	case n.Fork != nil && op:
-		fmt.Fprintf(&b, "Kind:              a fork of an OP-stack chain, by its rules; local blocks carry no L1-attributes deposit (L1 fees from the fork block's L1Block values)\n")
+		fmt.Fprintf(&b, "Kind:              a fork of an OP-stack chain, by its rules; local blocks carry no L1-attributes deposit (L1 fees from the fork block's L1Block values)\n"+
+			"Forks:             %s\n", forksLine(c.Config(), head))
 	case n.Fork != nil:
 	case op:
 		l1 := cfg.Sequencer.L1BlockTime
 		if l1 == 0 {
 			l1 = sequencer.DefaultL1BlockTime
 		}
-		fmt.Fprintf(&b, "Kind:              OP-stack L2 shaped like Base (forks through Isthmus; --l1 for plain Ethereum)\n"+
+		fmt.Fprintf(&b, "Kind:              OP-stack L2 as the chains that pre-confirm run it (--hardfork for older rules, --l1 for plain Ethereum)\n"+
+			"Forks:             %s\n"+
 			"L1:                simulated, a block every %v; every L2 block opens with its L1-attributes deposit\n"+
 			"Fees:              base fee and tip, plus the L1 data fee (receipts' l1Fee; GasPriceOracle at 0x4200…000F)\n"+
-			"Deposits:          eth_sendTransaction {from, to, value, gas, mint} (anvil --optimism's fields)\n", l1)
+			"Deposits:          eth_sendTransaction {from, to, value, gas, mint} (anvil --optimism's fields)\n", forksLine(c.Config(), head), l1)
 	default:
 		fmt.Fprintf(&b, "Kind:              plain Ethereum (--l1), every fork through Osaka\n")
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/follower"
 	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/remote"
@@ -37,7 +38,7 @@ var followOwnFlags = []cli.Flag{
 }
 
 // followShared are node flags `preconf follow` takes too.
-var followShared = []string{"datadir", "http.addr", "http.port", "http.corsdomain", "http.maxbody", "rpc.batch-limit", "genesis", "l1", "log.level", "log.format"}
+var followShared = []string{"datadir", "http.addr", "http.port", "http.corsdomain", "http.maxbody", "rpc.batch-limit", "genesis", "l1", "hardfork", "log.level", "log.format"}
 
 func followFlags() []cli.Flag {
 	out := slices.Clone(followOwnFlags)
@@ -80,8 +81,24 @@ func parseProofs(s string) (remote.Proofs, error) {
 
 // followChain is the chain configuration to execute with: a registry chain
 // by name, a genesis file's config, or a built-in dev chain's (the
-// OP-stack one, or with l1 the plain-Ethereum one).
-func followChain(name, genesis string, l1 bool) (*params.ChainConfig, error) {
+// OP-stack one at hardfork, or with l1 the plain-Ethereum one). It refuses
+// Base, which streams no flashblocks since Denim, and a chain whose active
+// fork preconf does not implement, naming it.
+func followChain(name, genesis string, l1 bool, hardfork string) (*params.ChainConfig, error) {
+	config, err := pickFollowChain(name, genesis, l1, hardfork)
+	if err != nil {
+		return nil, err
+	}
+	if err := opstack.CheckNotBase(config.ChainID.Uint64(), true); err != nil {
+		return nil, err
+	}
+	if err := forkrules.Check(config, uint64(time.Now().Unix())); err != nil {
+		return nil, err
+	}
+	return config, nil
+}
+
+func pickFollowChain(name, genesis string, l1 bool, hardfork string) (*params.ChainConfig, error) {
 	set := 0
 	for _, on := range []bool{name != "", genesis != "", l1} {
 		if on {
@@ -92,6 +109,9 @@ func followChain(name, genesis string, l1 bool) (*params.ChainConfig, error) {
 	case set > 1:
 		return nil, errors.New("--chain, --genesis and --l1 are exclusive")
 	case name != "":
+		if err := opstack.CheckNameNotBase(name, true); err != nil {
+			return nil, err
+		}
 		return opstack.ChainConfig(name)
 	case genesis != "":
 		g, err := chain.LoadGenesis(genesis)
@@ -102,7 +122,7 @@ func followChain(name, genesis string, l1 bool) (*params.ChainConfig, error) {
 	case l1:
 		return chain.DevGenesis().Config, nil
 	}
-	g, err := chain.DevL2Genesis()
+	g, err := devL2Hardfork(hardfork)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +148,14 @@ func runFollow(c *cli.Context) error {
 	if err != nil {
 		return usage("%v", err)
 	}
-	config, err := followChain(c.String("chain"), c.String("genesis"), c.Bool("l1"))
-	if err != nil {
+	if c.IsSet("hardfork") && (c.String("chain") != "" || c.String("genesis") != "" || c.Bool("l1")) {
+		return usage("--hardfork picks the forks of the built-in OP-stack dev chain; with --chain, --genesis or --l1 the chain's own config decides")
+	}
+	config, err := followChain(c.String("chain"), c.String("genesis"), c.Bool("l1"), c.String("hardfork"))
+	switch {
+	case errors.As(err, new(*opstack.BaseError)), errors.As(err, new(*forkrules.UnsupportedError)):
+		return cli.Exit("preconf follow: "+err.Error(), 1)
+	case err != nil:
 		return usage("%v", err)
 	}
 	api.Version = "preconf/v" + version

@@ -2,10 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"math/big"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/params"
 )
 
 func TestFollowFlagErrors(t *testing.T) {
@@ -20,7 +28,14 @@ func TestFollowFlagErrors(t *testing.T) {
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--http.port", "0"}, 1, "upstream unavailable"},
 		{[]string{"follow", "--nope"}, 2, "flag provided but not defined"},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--flashblocks.ping", "0s"}, 2, "--flashblocks.ping must be positive"},
-		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "base"}, 2, "not in op-geth's superchain registry (known: "},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "nope"}, 2, "not in op-geth's superchain registry (known: "},
+		// Base retired flashblocks at Denim; a chain at a fork preconf does not implement is refused
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "base"}, 1, "Base Mainnet, which retired flashblocks at its Denim upgrade (2026-11-05 18:00 UTC)"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "base-sepolia"}, 1, "Base Sepolia, which retired flashblocks"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--genesis", genesisFile(t, 8453, nil)}, 1, "retired flashblocks at its Denim upgrade"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--genesis", genesisFile(t, 901, new(uint64))}, 1, "activates Lagoon (at time 0), which preconf does not implement"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "op", "--hardfork", "jovian"}, 2, "--hardfork picks the forks of the built-in OP-stack dev chain"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--hardfork", "lagoon"}, 2, `--hardfork "lagoon": the dev chain runs isthmus, jovian or karst`},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "op", "--genesis", "g.json"}, 2, "--chain, --genesis and --l1 are exclusive"},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "op", "--l1"}, 2, "--chain, --genesis and --l1 are exclusive"},
 		// a registry chain loads; then the (dead) upstream is the problem
@@ -31,6 +46,26 @@ func TestFollowFlagErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d with %q; output:\n%s", tc.args, code, tc.code, tc.want, out)
 		}
 	}
+}
+
+// genesisFile writes an OP-stack genesis of chain id with Lagoon at lagoon
+// (nil: not scheduled).
+func genesisFile(t *testing.T, id int64, lagoon *uint64) string {
+	cfg := *params.OptimismTestConfig
+	cfg.ChainID, cfg.LagoonTime = big.NewInt(id), lagoon
+	if lagoon != nil {
+		zero := uint64(0)
+		cfg.KarstTime = &zero
+	}
+	raw, err := json.Marshal(&core.Genesis{Config: &cfg, GasLimit: 30_000_000, Difficulty: new(big.Int), BaseFee: big.NewInt(1), Alloc: types.GenesisAlloc{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "genesis.json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestFollowCommand runs a sequencing node and `preconf follow` of it as

@@ -14,7 +14,7 @@ import (
 var forkFlags = []cli.Flag{
 	&cli.StringFlag{Name: "fork-url", Usage: "fork the chain of this JSON-RPC endpoint (HTTP): its state is read when first needed, proven against the fork block's state root and kept in the datadir", EnvVars: envName("fork-url")},
 	&cli.Uint64Flag{Name: "fork-block-number", Usage: "the block to fork (default: the upstream's head when the datadir is created; a restart keeps the block it forked)", EnvVars: envName("fork-block-number")},
-	&cli.Uint64Flag{Name: "chain-id", Usage: "the chain id a fork runs as (default: the upstream's)", EnvVars: envName("chain-id")},
+	&cli.Uint64Flag{Name: "chain-id", Usage: "the chain id a fork runs as (default: the upstream's), or a built-in dev chain (default 1337; e.g. 10 to look like OP Mainnet to a wallet)", EnvVars: envName("chain-id")},
 }
 
 func init() { nodeFlags = append(nodeFlags, forkFlags...) }
@@ -24,10 +24,10 @@ func init() { nodeFlags = append(nodeFlags, forkFlags...) }
 func applyForkFlags(c *cli.Context, cfg *node.Config) error {
 	u := c.String("fork-url")
 	if u == "" {
-		if c.IsSet("fork-block-number") || c.IsSet("chain-id") {
-			return errors.New("--fork-block-number and --chain-id need --fork-url (a local chain's id is in its genesis)")
+		if c.IsSet("fork-block-number") {
+			return errors.New("--fork-block-number needs --fork-url")
 		}
-		return nil
+		return nil // --chain-id of a built-in dev chain: devChainID
 	}
 	if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 		return errors.New("--fork-url must be an http:// or https:// URL")

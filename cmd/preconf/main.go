@@ -44,6 +44,7 @@ var nodeFlags = []cli.Flag{
 	&cli.Int64Flag{Name: "http.maxbody", Value: 5 << 20, Usage: "request body limit in bytes (413 above it)", EnvVars: envName("http.maxbody")},
 	&cli.IntFlag{Name: "rpc.batch-limit", Value: 1000, Usage: "maximum requests in one JSON-RPC batch", EnvVars: envName("rpc.batch-limit")},
 	&cli.StringFlag{Name: "genesis", Usage: "go-ethereum genesis JSON file (default: the built-in OP-stack dev chain, id 1337); with --fork-url, its config gives the fork's chain rules", EnvVars: envName("genesis")},
+	&cli.StringFlag{Name: "hardfork", Value: chain.DevL2Hardfork.String(), Usage: "the newest OP Stack fork the built-in OP-stack dev chain runs, every one before it active too: isthmus, jovian or karst (the chains that pre-confirm run karst; world chain jovian)", EnvVars: envName("hardfork")},
 	&cli.BoolFlag{Name: "l1", Usage: "the built-in plain-Ethereum dev chain (every fork through Osaka, no L1 fees or deposits) instead of the OP-stack one (follow: the chain the upstream runs)", EnvVars: envName("l1")},
 	&cli.StringSliceFlag{Name: "import", Usage: "RLP block file to import before serving (repeatable; known blocks are skipped)", EnvVars: envName("import")},
 	&cli.DurationFlag{Name: "block-time", Value: defaultBlockTime, Usage: "seal a block this often; 0: manual mining, transactions are pooled (and pre-confirmed every --flashblock-interval unless 0) and blocks are sealed only by evm_mine / anvil_mine", EnvVars: envName("block-time")},
@@ -160,6 +161,19 @@ func runNode(c *cli.Context) error {
 			return cli.Exit("preconf: --l1 picks the built-in plain-Ethereum dev chain; a fork runs the upstream's chain (--genesis gives its rules)", 2)
 		}
 		cfg.Genesis = chain.DevGenesis()
+	}
+	if c.IsSet("hardfork") {
+		if cfg.Genesis != nil || cfg.Fork != nil {
+			return cli.Exit("preconf: --hardfork picks the forks of the built-in OP-stack dev chain; with --genesis, --l1 or --fork-url the chain's own config decides", 2)
+		}
+		g, err := devL2Hardfork(c.String("hardfork"))
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
+		}
+		cfg.Genesis = g
+	}
+	if err := devChainID(c, &cfg); err != nil {
+		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)
 	}
 	files, err := stateFileFlags(c)
 	if err != nil {
