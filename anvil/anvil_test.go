@@ -245,7 +245,7 @@ func TestAnvilAnswers(t *testing.T) {
 // checkAnswers runs the table on a node with genesis g against anvil's
 // recorded answers.
 func checkAnswers(t *testing.T, g *core.Genesis, want []answer) {
-	n, err := node.New(node.Config{DataDir: t.TempDir(), Genesis: g, ManualMining: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := node.New(node.Config{DataDir: t.TempDir(), Genesis: g, Sequencer: &sequencer.Config{Mining: sequencer.ManualMining, Interval: sequencer.NoFlashblocks}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func record(t *testing.T, bin string) {
 // receipt is at latest when the send returns), interval mining seals on
 // its own, and turning both off leaves blocks to evm_mine.
 func TestMiningModes(t *testing.T) {
-	n, err := node.New(node.Config{DataDir: t.TempDir(), ManualMining: true, Sequencer: sequencer.Config{Interval: 100 * time.Millisecond},
+	n, err := node.New(node.Config{DataDir: t.TempDir(), Sequencer: &sequencer.Config{Mining: sequencer.ManualMining, Interval: 100 * time.Millisecond},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -47,16 +47,16 @@ func TestClockAsAnvil(t *testing.T) {
 		anvil []string
 		cfg   sequencer.Config
 	}{
-		{"automine", nil, sequencer.Config{Automine: true, Interval: 200 * time.Millisecond}},
-		{"manual", []string{"--no-mining"}, sequencer.Config{Interval: 200 * time.Millisecond}},
-		{"manual without flashblocks", []string{"--no-mining"}, sequencer.Config{}},
+		{"automine", nil, sequencer.Config{Mining: sequencer.AutoMining, Interval: 200 * time.Millisecond}},
+		{"manual", []string{"--no-mining"}, sequencer.Config{Mining: sequencer.ManualMining, Interval: 200 * time.Millisecond}},
+		{"manual without flashblocks", []string{"--no-mining"}, sequencer.Config{Mining: sequencer.ManualMining, Interval: sequencer.NoFlashblocks}},
 	}
 	for _, m := range modes {
 		// A transaction sent before a clock change is pre-confirmed at
 		// the open block's time where flashblocks run under manual mining
 		// (TestClockWaitsForPreconfirmed): the script's last step is
 		// anvil's only where nothing is pre-confirmed before the mine.
-		preconfirms := !m.cfg.Automine && m.cfg.Interval > 0
+		preconfirms := m.cfg.Mining != sequencer.AutoMining && m.cfg.Interval > 0
 		want := clockScript(t, startAnvil(t, bin, m.anvil...), preconfirms)
 		for _, line := range want {
 			if !strings.HasSuffix(line, ": ok") {
@@ -69,7 +69,7 @@ func TestClockAsAnvil(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := clockScript(t, startNode(t, node.Config{Genesis: g, ManualMining: true, Sequencer: m.cfg}), preconfirms)
+				got := clockScript(t, startNode(t, node.Config{Genesis: g, Sequencer: &m.cfg}), preconfirms)
 				if strings.Join(got, "\n") != strings.Join(want, "\n") {
 					t.Errorf("got:\n%s\nanvil %v:\n%s", strings.Join(got, "\n"), m.anvil, strings.Join(want, "\n"))
 				}
@@ -92,7 +92,7 @@ func TestClockOnSchedule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			url := startNode(t, node.Config{Genesis: g, BlockTime: 2 * time.Second, Sequencer: sequencer.Config{Interval: 200 * time.Millisecond}})
+			url := startNode(t, node.Config{Genesis: g, Sequencer: &sequencer.Config{BlockTime: 2 * time.Second, Interval: 200 * time.Millisecond}})
 			if got := scheduleScript(t, url); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("got:\n%s\nanvil --block-time 2:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
@@ -112,7 +112,7 @@ func TestClockWaitsForPreconfirmed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := &rpcClient{t: t, url: startNode(t, node.Config{Genesis: g, ManualMining: true, Sequencer: sequencer.Config{Interval: 50 * time.Millisecond}})}
+			r := &rpcClient{t: t, url: startNode(t, node.Config{Genesis: g, Sequencer: &sequencer.Config{Mining: sequencer.ManualMining, Interval: 50 * time.Millisecond}})}
 			var from []string
 			r.call(&from, "eth_accounts")
 			var hash string

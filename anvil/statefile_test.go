@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/sequencer"
 )
 
 // testdata/anvil-dump-state.json was written by anvil 1.7.1 --dump-state
@@ -33,7 +34,7 @@ type dumped struct {
 
 func newDevNode(t *testing.T) *node.Node {
 	t.Helper()
-	n, err := node.New(node.Config{DataDir: t.TempDir(), ManualMining: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := node.New(node.Config{DataDir: t.TempDir(), Sequencer: &sequencer.Config{Mining: sequencer.ManualMining, Interval: sequencer.NoFlashblocks}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

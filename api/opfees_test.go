@@ -35,7 +35,7 @@ func TestOPTipSuggestion(t *testing.T) {
 	// the block takes the best tips whatever their arrival times (with
 	// timed flashblocks a slow machine pre-confirmed them in arrival order).
 	g.GasLimit = 1_000_000
-	n, err := node.New(node.Config{Genesis: g, ManualMining: true})
+	n, err := node.New(node.Config{Genesis: g, Sequencer: &sequencer.Config{Mining: sequencer.ManualMining, Interval: sequencer.NoFlashblocks}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestOPFeesAtPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.New(node.Config{BlockTime: 10 * time.Second, Sequencer: sequencer.Config{L1: &opstack.DevL1{
+	n, err := node.New(node.Config{Sequencer: &sequencer.Config{BlockTime: 10 * time.Second, L1: &opstack.DevL1{
 		Batcher: sc.Batcher, BaseFeeScalar: sc.BaseFeeScalar, BlobBaseFeeScalar: sc.BlobBaseFeeScalar,
 		BaseFee: big.NewInt(4 * params.GWei), BlobBaseFee: big.NewInt(2), OperatorFeeScalar: 3_000_000, OperatorFeeConstant: 777}}})
 	if err != nil {

@@ -56,8 +56,8 @@ func TestDiffSequencedAgainstOpGeth(t *testing.T) {
 	// too (the dev chain's default has none, as Base).
 	l1 := &opstack.DevL1{Batcher: sc.Batcher, BaseFeeScalar: sc.BaseFeeScalar, BlobBaseFeeScalar: sc.BlobBaseFeeScalar,
 		BaseFee: big.NewInt(2 * params.GWei), BlobBaseFee: big.NewInt(3), OperatorFeeScalar: 1_500_000, OperatorFeeConstant: 200}
-	seqCfg := node.Config{DataDir: dir, BlockTime: time.Second, Genesis: g,
-		Sequencer: sequencer.Config{Interval: 100 * time.Millisecond, L1: l1, L1BlockTime: 2 * time.Second}}
+	seqCfg := node.Config{DataDir: dir, Genesis: g,
+		Sequencer: &sequencer.Config{BlockTime: time.Second, Interval: 100 * time.Millisecond, L1: l1, L1BlockTime: 2 * time.Second}}
 	n, err := node.New(seqCfg)
 	if err != nil {
 		t.Fatal(err)

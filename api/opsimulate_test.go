@@ -11,6 +11,7 @@ import (
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/sequencer"
 )
 
 // TestSimulateWithdrawalsRootZeroMode: without state roots (the default),
@@ -20,7 +21,7 @@ import (
 // call enters it, as the state root. (Compute mode gives op-geth's exact
 // roots: the op-geth differential tests.)
 func TestSimulateWithdrawalsRootZeroMode(t *testing.T) {
-	n, err := node.New(node.Config{BlockTime: 10 * time.Second}) // one pending block for the whole test
+	n, err := node.New(node.Config{Sequencer: &sequencer.Config{BlockTime: 10 * time.Second}}) // one pending block for the whole test
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/sequencer"
 	"github.com/preconf/preconf/simulate"
 )
 
@@ -62,7 +63,7 @@ func TestSimulatePendingRootMatchesSealedBlock(t *testing.T) {
 	}
 	sim := simulate.DefaultOptions()
 	sim.Roots = simulate.RootCompute
-	n, err := node.New(node.Config{BlockTime: time.Second, Simulate: &sim})
+	n, err := node.New(node.Config{Sequencer: &sequencer.Config{BlockTime: time.Second}, Simulate: &sim})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestSimulateWhileSequencing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a sequencer")
 	}
-	n, err := node.New(node.Config{BlockTime: 400 * time.Millisecond})
+	n, err := node.New(node.Config{Sequencer: &sequencer.Config{BlockTime: 400 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

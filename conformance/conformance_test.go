@@ -87,7 +87,7 @@ func startNode(t testing.TB, dir string) *node.Node {
 	sim := simulate.DefaultOptions()
 	sim.Roots = simulate.RootCompute
 	n, err := node.New(node.Config{Genesis: g, Imports: []string{filepath.Join(dir, "chain.rlp")}, Simulate: &sim,
-		ManualMining: true, Sequencer: sequencer.Config{GasCeil: 60_000_000}})
+		Sequencer: &sequencer.Config{Mining: sequencer.ManualMining, Interval: sequencer.NoFlashblocks, GasCeil: 60_000_000}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,8 +57,7 @@ func sequencerNode(t *testing.T, blockTime, interval time.Duration) (*node.Node,
 	}
 	g.Alloc[store] = types.Account{Code: storeCode, Balance: new(big.Int), Storage: map[common.Hash]common.Hash{{31: 1}: {31: 9}}}
 	n, err := node.New(node.Config{
-		Genesis: g, HTTPAddr: "127.0.0.1", BlockTime: blockTime,
-		Sequencer: sequencer.Config{Interval: interval},
+		Genesis: g, HTTPAddr: "127.0.0.1", Sequencer: &sequencer.Config{BlockTime: blockTime, Interval: interval},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/fork"
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/sequencer"
 )
 
 // Forked reads against local ones (docs/fork.md has the figures):
@@ -158,7 +159,7 @@ func rpcBalances(b *testing.B, url string) {
 }
 
 func BenchmarkRPCBalanceLocal(b *testing.B) {
-	n := startNode(b, node.Config{Genesis: benchGenesis().Genesis, HTTPAddr: "127.0.0.1", BlockTime: time.Second, Logger: quiet()})
+	n := startNode(b, node.Config{Genesis: benchGenesis().Genesis, HTTPAddr: "127.0.0.1", Sequencer: &sequencer.Config{BlockTime: time.Second}, Logger: quiet()})
 	rpcBalances(b, n.URL())
 }
 

@@ -76,8 +76,7 @@ func upstreamNode(t *testing.T) *node.Node {
 	g := chain.DevGenesis()
 	g.Alloc[box] = types.Account{Code: boxCode, Balance: new(big.Int), Storage: map[common.Hash]common.Hash{{}: common.BigToHash(big.NewInt(42))}}
 	return startNode(t, node.Config{
-		Genesis: g, HTTPAddr: "127.0.0.1", BlockTime: 200 * time.Millisecond,
-		Sequencer: sequencer.Config{Interval: 100 * time.Millisecond}, Logger: quiet(),
+		Genesis: g, HTTPAddr: "127.0.0.1", Sequencer: &sequencer.Config{BlockTime: 200 * time.Millisecond, Interval: 100 * time.Millisecond}, Logger: quiet(),
 	})
 }
 
@@ -169,9 +168,8 @@ func newProxy(t *testing.T, target string) *proxy {
 func forkNode(t testing.TB, dir, url string, block *uint64) (*node.Node, error) {
 	t.Helper()
 	n, err := node.New(node.Config{
-		DataDir: dir, HTTPAddr: "127.0.0.1", BlockTime: time.Second,
-		Sequencer: sequencer.Config{Interval: 100 * time.Millisecond},
-		Fork:      &fork.Config{URL: url, Block: block, Client: fastClient}, Logger: quiet(),
+		DataDir: dir, HTTPAddr: "127.0.0.1", Sequencer: &sequencer.Config{BlockTime: time.Second, Interval: 100 * time.Millisecond},
+		Fork: &fork.Config{URL: url, Block: block, Client: fastClient}, Logger: quiet(),
 	})
 	if err != nil {
 		return nil, err

@@ -37,8 +37,8 @@ func TestForkOPStack(t *testing.T) {
 		t.Fatalf("an OP-stack chain outside the registry without --genesis: %v", err)
 	}
 	n, err := node.New(node.Config{
-		DataDir: t.TempDir(), HTTPAddr: "127.0.0.1", BlockTime: 300 * time.Millisecond, Genesis: c.Genesis,
-		Sequencer: sequencer.Config{Interval: 100 * time.Millisecond},
+		DataDir: t.TempDir(), HTTPAddr: "127.0.0.1", Genesis: c.Genesis,
+		Sequencer: &sequencer.Config{BlockTime: 300 * time.Millisecond, Interval: 100 * time.Millisecond},
 		Fork:      &fork.Config{URL: up.URL(), Client: fastClient}, Logger: quiet(),
 	})
 	if err != nil {
@@ -91,14 +91,13 @@ func TestForkOPStack(t *testing.T) {
 // blocks opening with deposits) needs no --genesis: the upstream's genesis
 // hash names the rules.
 func TestForkDevL2(t *testing.T) {
-	up := startNode(t, node.Config{HTTPAddr: "127.0.0.1", BlockTime: 200 * time.Millisecond,
-		Sequencer: sequencer.Config{Interval: 100 * time.Millisecond}, Logger: quiet()})
+	up := startNode(t, node.Config{HTTPAddr: "127.0.0.1", Sequencer: &sequencer.Config{BlockTime: 200 * time.Millisecond, Interval: 100 * time.Millisecond}, Logger: quiet()})
 	var head hexutil.Uint64
 	for deadline := time.Now().Add(10 * time.Second); head < 2 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		call(up.URL(), &head, "eth_blockNumber")
 	}
 	// Manual mining: the two transactions below share a block.
-	n := startNode(t, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1", ManualMining: true,
+	n := startNode(t, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1", Sequencer: &sequencer.Config{Mining: sequencer.ManualMining, Interval: sequencer.NoFlashblocks},
 		Fork: &fork.Config{URL: up.URL(), Client: fastClient}, Logger: quiet()})
 	if n.Fork.ForkBlock().Number.Uint64() < 2 {
 		t.Fatalf("forked block %d: want one that opens with a deposit", n.Fork.ForkBlock().Number)

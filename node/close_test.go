@@ -21,8 +21,7 @@ func TestCloseUnderLoad(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"eth_getStorageAt","params":["0x4200000000000000000000000000000000000015","0x1","latest"]}`,
 	}
 	for i := range 10 {
-		n := startNode(t, Config{DataDir: t.TempDir(), BlockTime: 100 * time.Millisecond,
-			Sequencer: sequencer.Config{Interval: 20 * time.Millisecond}, ShutdownTimeout: 50 * time.Millisecond})
+		n := startNode(t, Config{DataDir: t.TempDir(), Sequencer: &sequencer.Config{BlockTime: 100 * time.Millisecond, Interval: 20 * time.Millisecond}, ShutdownTimeout: 50 * time.Millisecond})
 		if err := n.Start(nil); err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func (n *Node) Health() []string {
 	if n.Sequencer != nil {
 		if err := n.Sequencer.Err(); err != nil {
 			reasons = append(reasons, "sequencer stopped: "+err.Error())
-		} else if limit := max(staleIntervals*cmp.Or(n.cfg.Sequencer.Interval, sequencer.DefaultInterval), minStale); n.snaps != nil {
+		} else if limit := max(staleIntervals*cmp.Or(max(n.cfg.Sequencer.Interval, 0), sequencer.DefaultInterval), minStale); n.snaps != nil {
 			if age := n.snaps.age(); age > limit {
 				reasons = append(reasons, fmt.Sprintf("pending snapshot is %s old (limit %s)", age.Round(time.Millisecond), limit))
 			}

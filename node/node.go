@@ -73,16 +73,11 @@ type Config struct {
 	// (default 10 s).
 	ShutdownTimeout time.Duration
 
-	// BlockTime seals a block this often. 0: with ManualMining, a sequencer
-	// that seals only when asked (evm_mine, anvil_mine); without, none at
-	// all: the chain is served as imported and transactions are refused.
-	BlockTime    time.Duration
-	ManualMining bool
-
-	// Sequencer configures flashblocks, sealing and the pool when there is
-	// a sequencer (BlockTime, Manual, WALPath and Logger are filled in by
-	// New).
-	Sequencer sequencer.Config
+	// Sequencer, when set, builds flashblocks and blocks on the chain (its
+	// mining mode, times and pool; WALPath, Fork and Logger are filled in
+	// by New). Nil: no sequencer, the chain is served as imported and
+	// transactions are refused.
+	Sequencer *sequencer.Config
 
 	// Simulate sets eth_call/eth_estimateGas/eth_createAccessList/
 	// eth_simulateV1 limits and the state-root mode; nil = the defaults
@@ -298,22 +293,19 @@ func (n *Node) startWallet(chainID *big.Int) error {
 	return nil
 }
 
-// startSequencer starts block production when BlockTime > 0 or
-// ManualMining is set (after WAL recovery, so the pending state is complete
-// before anyone can read it); otherwise transaction intake answers that this
-// node does not sequence. reads gives the intake methods
+// startSequencer starts block production when Sequencer is set (after WAL
+// recovery, so the pending state is complete before anyone can read it);
+// otherwise transaction intake answers that this node does not sequence. reads gives the intake methods
 // eth_getTransactionReceipt's receipts and eth_estimateGas's estimates, and
 // takes the pool's nonces for eth_getTransactionCount at "pending".
 func (n *Node) startSequencer(reads *api.API) error {
-	if n.cfg.BlockTime <= 0 && !n.cfg.ManualMining {
+	if n.cfg.Sequencer == nil {
 		sequencer.RegisterDisabled(n.RPC)
 		anvil.RegisterDisabled(n.RPC)
 		return nil
 	}
-	scfg := n.cfg.Sequencer
-	scfg.BlockTime, scfg.Logger = n.cfg.BlockTime, n.log
-	scfg.Manual = n.cfg.BlockTime <= 0
-	scfg.Fork = n.Fork != nil
+	scfg := *n.cfg.Sequencer
+	scfg.Logger, scfg.Fork = n.log, n.Fork != nil
 	if n.cfg.DataDir != "" {
 		scfg.WALPath = filepath.Join(n.cfg.DataDir, "sequencer", "flashblocks.wal")
 	}

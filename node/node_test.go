@@ -112,7 +112,7 @@ func testCloseDrainsInFlight(t *testing.T, noFastPath bool) {
 func TestHealthReportsStaleSequencer(t *testing.T) {
 	defer func(old time.Duration) { minStale = old }(minStale)
 	minStale = 300 * time.Millisecond
-	n := startNode(t, Config{BlockTime: 100 * time.Millisecond, Sequencer: sequencer.Config{Interval: 10 * time.Millisecond}})
+	n := startNode(t, Config{Sequencer: &sequencer.Config{BlockTime: 100 * time.Millisecond, Interval: 10 * time.Millisecond}})
 	defer n.Close()
 	if err := n.Start(nil); err != nil {
 		t.Fatal(err)

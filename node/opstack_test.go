@@ -23,7 +23,7 @@ import (
 // eth_subscribe("newFlashblockTransactions", true) shows it as op-geth
 // shows deposits (sourceHash, mint, depositReceiptVersion).
 func TestOPStackStreams(t *testing.T) {
-	n := startNode(t, Config{HTTPAddr: "127.0.0.1", BlockTime: 500 * time.Millisecond, Sequencer: sequencer.Config{Interval: 100 * time.Millisecond}})
+	n := startNode(t, Config{HTTPAddr: "127.0.0.1", Sequencer: &sequencer.Config{BlockTime: 500 * time.Millisecond, Interval: 100 * time.Millisecond}})
 	defer n.Close()
 	if err := n.Start(nil); err != nil {
 		t.Fatal(err)

@@ -66,9 +66,8 @@ func startBenchNode(b *testing.B, senders int) *benchNode {
 		g.Alloc[crypto.PubkeyToAddress(key.PublicKey)] = types.Account{Balance: new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))}
 	}
 	n, err := node.New(node.Config{
-		DataDir: b.TempDir(), Genesis: g, HTTPAddr: "127.0.0.1", BlockTime: sequencer.DefaultBlockTime,
-		Sequencer: sequencer.Config{Interval: sequencer.DefaultInterval},
-		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DataDir: b.TempDir(), Genesis: g, HTTPAddr: "127.0.0.1", Sequencer: &sequencer.Config{BlockTime: sequencer.DefaultBlockTime, Interval: sequencer.DefaultInterval},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		b.Fatal(err)

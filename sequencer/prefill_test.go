@@ -109,7 +109,7 @@ func TestSingleFlashblockBlocks(t *testing.T) {
 // and, at once, flashblock 1 with the transactions ready, not an interval
 // later.
 func TestManualPreconfirmOPStack(t *testing.T) {
-	h := newHarnessWith(t, "", nil, Config{Manual: true, Interval: testInterval})
+	h := newHarnessWith(t, "", nil, Config{Mining: ManualMining, Interval: testInterval})
 	defer h.chain.Close()
 	s := h.seq
 	if err := s.openNext(nil); err != nil { // as Start does

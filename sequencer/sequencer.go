@@ -42,17 +42,14 @@ const (
 
 // Config configures the sequencer.
 type Config struct {
-	// Interval is the flashblock interval; BlockTime a multiple of it.
+	// Mining is how blocks are sealed (mining.go); Validate checks it with
+	// the times below.
+	Mining Mining
+	// Interval is the flashblock interval (DefaultInterval when zero;
+	// NoFlashblocks: none before a mine, manual mining only); BlockTime,
+	// interval mining's, a multiple of it (DefaultBlockTime when zero).
 	Interval  time.Duration
 	BlockTime time.Duration
-	// Manual seals only when asked (Mine: evm_mine, anvil_mine), as anvil
-	// --no-mining does; BlockTime is ignored. Transactions wait in the pool
-	// and are pre-confirmed every Interval, or not before the mine when
-	// Interval is 0.
-	Manual bool
-	// Automine seals a block as soon as a transaction is admitted (anvil's
-	// default, --automine); it implies Manual.
-	Automine bool
 	// Coinbase receives the priority fees.
 	Coinbase common.Address
 	// SafeLag and FinalizedLag: after sealing block n, block n-SafeLag is
@@ -223,23 +220,10 @@ type Stats struct {
 
 // New creates a sequencer over c, publishing to src. It does not run yet.
 func New(cfg Config, c Chain, src *pending.Source) (*Sequencer, error) {
-	cfg.Manual = cfg.Manual || cfg.Automine
-	switch {
-	case cfg.Manual:
-		if cfg.Interval < 0 {
-			return nil, fmt.Errorf("negative flashblock interval %v", cfg.Interval)
-		}
-	default:
-		if cfg.Interval <= 0 {
-			cfg.Interval = DefaultInterval
-		}
-		if cfg.BlockTime <= 0 {
-			cfg.BlockTime = DefaultBlockTime
-		}
-		if cfg.BlockTime < cfg.Interval || cfg.BlockTime%cfg.Interval != 0 {
-			return nil, fmt.Errorf("block time %v must be a multiple of the flashblock interval %v", cfg.BlockTime, cfg.Interval)
-		}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -259,8 +243,8 @@ func New(cfg Config, c Chain, src *pending.Source) (*Sequencer, error) {
 	s.set = &settings{coinbase: cfg.Coinbase}
 	s.share()
 	s.shareSnapshots()
-	s.mode = mode{manual: cfg.Manual, automine: cfg.Automine}
-	if !cfg.Manual {
+	s.mode = mode{manual: cfg.Mining != IntervalMining, automine: cfg.Mining == AutoMining}
+	if !s.mode.manual {
 		s.mode.perBlock = uint64(cfg.BlockTime / cfg.Interval)
 	}
 	s.shareMode()

@@ -95,7 +95,10 @@ func newManualHarness(t *testing.T, dir string, interval time.Duration) *harness
 // dev chain).
 func newManualHarnessOn(t *testing.T, dir string, interval time.Duration, g *core.Genesis) *harness {
 	t.Helper()
-	h := newHarnessWith(t, dir, g, Config{Manual: true, Interval: interval})
+	if interval == 0 {
+		interval = NoFlashblocks
+	}
+	h := newHarnessWith(t, dir, g, Config{Mining: ManualMining, Interval: interval})
 	if err := h.seq.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/preconf/preconf/internal/tools"
 	"github.com/preconf/preconf/node"
+	"github.com/preconf/preconf/sequencer"
 	"github.com/preconf/preconf/wallet"
 )
 
@@ -49,7 +50,7 @@ func TestBrowser(t *testing.T) {
 		DataDir:  t.TempDir(),
 		HTTPAddr: "127.0.0.1",
 		// A sequencer, so the /flashblocks feed has something to show.
-		BlockTime: time.Second,
+		Sequencer: &sequencer.Config{BlockTime: time.Second},
 		Wallet:    wallet.Config{Approval: wallet.ModePrompt, ApprovalTimeout: 2 * time.Minute, AllowPrivate: true}, // the page adds this node itself
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -142,9 +143,9 @@ func devBanner(w io.Writer, cfg node.Config, n *node.Node) error {
 			"Forks:             %s\n", forksLine(c.Config(), head))
 	case n.Fork != nil:
 	case op:
-		l1 := cfg.Sequencer.L1BlockTime
-		if l1 == 0 {
-			l1 = sequencer.DefaultL1BlockTime
+		l1 := sequencer.DefaultL1BlockTime
+		if cfg.Sequencer != nil && cfg.Sequencer.L1BlockTime != 0 {
+			l1 = cfg.Sequencer.L1BlockTime
 		}
 		fmt.Fprintf(&b, "Kind:              OP-stack L2 as the chains that pre-confirm run it (--hardfork for older rules, --l1 for plain Ethereum)\n"+
 			"Forks:             %s\n"+
@@ -156,12 +157,13 @@ func devBanner(w io.Writer, cfg node.Config, n *node.Node) error {
 	}
 	section("Blocks")
 	fmt.Fprintf(&b, "Head:              block %d\nGas limit:         %d\n", head.Number, head.GasLimit)
-	if cfg.BlockTime > 0 {
+	switch seq := cfg.Sequencer; {
+	case seq != nil && seq.Mining == sequencer.IntervalMining:
 		fmt.Fprintf(&b, "Pre-confirmed:     a flashblock every %v (read it at \"pending\")\nSealed:            a block every %v (\"latest\")\n",
-			cfg.Sequencer.Interval, cfg.BlockTime)
-	} else if cfg.Sequencer.Automine {
+			cmp.Or(seq.Interval, sequencer.DefaultInterval), cmp.Or(seq.BlockTime, sequencer.DefaultBlockTime))
+	case seq != nil && seq.Mining == sequencer.AutoMining:
 		fmt.Fprintf(&b, "Sealed:            a block per transaction (--automine)\n")
-	} else {
+	default:
 		fmt.Fprintf(&b, "Sealed:            never (--block-time 0)\n")
 	}
 	section("Endpoints")

@@ -121,16 +121,7 @@ func runNode(c *cli.Context) error {
 		MaxBody:     c.Int64("http.maxbody"),
 		CORSOrigins: c.StringSlice("http.corsdomain"),
 		BatchLimit:  c.Int("rpc.batch-limit"),
-		BlockTime:   c.Duration("block-time"),
 		Logger:      logger,
-	}
-	if c.Bool("no-sequencer") {
-		cfg.BlockTime = 0
-	} else {
-		cfg.ManualMining = cfg.BlockTime == 0
-	}
-	if cfg.BlockTime < 0 {
-		return cli.Exit("preconf: --block-time must not be negative", 2)
 	}
 	if err := applyWalletFlags(c, &cfg); err != nil {
 		return cli.Exit(fmt.Sprintf("preconf: %v", err), 2)

@@ -29,24 +29,32 @@ var sequencerFlags = []cli.Flag{
 
 func init() { nodeFlags = append(nodeFlags, sequencerFlags...) }
 
-// applySequencerFlags sets cfg.Sequencer from the flags.
+// applySequencerFlags sets cfg.Sequencer from the flags (nil with
+// --no-sequencer, whose other sequencer flags are still checked). The
+// mining mode is decided here, once: --automine, else --block-time 0 for
+// manual mining, else interval mining; sequencer.Config.Validate checks it
+// with the times.
 func applySequencerFlags(c *cli.Context, cfg *node.Config) error {
-	automine := c.Bool("automine") && !c.Bool("no-sequencer")
-	if automine {
-		if c.IsSet("block-time") && cfg.BlockTime > 0 {
-			return fmt.Errorf("--automine seals a block per transaction: it cannot be given with --block-time %v", cfg.BlockTime)
+	off := c.Bool("no-sequencer")
+	blockTime := c.Duration("block-time")
+	mining := sequencer.IntervalMining
+	switch {
+	case off:
+		mining, blockTime = sequencer.ManualMining, 0
+	case c.Bool("automine"):
+		if c.IsSet("block-time") && blockTime > 0 {
+			return fmt.Errorf("--automine seals a block per transaction: it cannot be given with --block-time %v", blockTime)
 		}
-		cfg.BlockTime, cfg.ManualMining = 0, true
+		mining, blockTime = sequencer.AutoMining, 0
+	case blockTime == 0:
+		mining = sequencer.ManualMining
 	}
 	interval := c.Duration("flashblock-interval")
 	switch {
 	case interval < 0:
 		return fmt.Errorf("--flashblock-interval must not be negative")
-	case interval == 0 && cfg.BlockTime > 0:
-		return fmt.Errorf("--flashblock-interval 0 needs --block-time 0 (manual mining)")
-	}
-	if cfg.BlockTime > 0 && (cfg.BlockTime < interval || cfg.BlockTime%interval != 0) {
-		return fmt.Errorf("--block-time %v must be a multiple of --flashblock-interval %v", cfg.BlockTime, interval)
+	case interval == 0: // the command line's "none"
+		interval = sequencer.NoFlashblocks
 	}
 	l1Time := c.Duration("l1.block-time")
 	if l1Time < time.Second || l1Time%time.Second != 0 {
@@ -59,9 +67,10 @@ func applySequencerFlags(c *cli.Context, cfg *node.Config) error {
 	if !common.IsHexAddress(miner) {
 		return fmt.Errorf("--miner %q is not an address", miner)
 	}
-	cfg.Sequencer = sequencer.Config{
+	seq := &sequencer.Config{
+		Mining:       mining,
 		Interval:     interval,
-		Automine:     automine,
+		BlockTime:    blockTime,
 		Coinbase:     common.HexToAddress(miner),
 		SafeLag:      c.Uint64("safe-lag"),
 		FinalizedLag: c.Uint64("finalized-lag"),
@@ -72,6 +81,12 @@ func applySequencerFlags(c *cli.Context, cfg *node.Config) error {
 			GlobalSlots:  c.Int("txpool.globalslots"),
 			PriceBump:    c.Uint64("txpool.pricebump"),
 		},
+	}
+	if err := seq.Validate(); err != nil {
+		return err
+	}
+	if !off {
+		cfg.Sequencer = seq
 	}
 	return nil
 }

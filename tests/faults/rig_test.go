@@ -93,7 +93,7 @@ func newBase(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.seq, err = node.New(node.Config{Genesis: g, HTTPAddr: "127.0.0.1", BlockTime: blockTime, Sequencer: sequencer.Config{Interval: interval}})
+	r.seq, err = node.New(node.Config{Genesis: g, HTTPAddr: "127.0.0.1", Sequencer: &sequencer.Config{BlockTime: blockTime, Interval: interval}})
 	if err != nil {
 		t.Fatal(err)
 	}
