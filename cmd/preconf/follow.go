@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 	"time"
 
@@ -37,34 +36,17 @@ var followOwnFlags = []cli.Flag{
 	&cli.DurationFlag{Name: "flashblocks.stall", Value: follower.DefaultStall, Usage: "a feed silent, a head poll unanswered, or an upstream behind the feed for this long makes /health and /readyz answer 503", EnvVars: envName("flashblocks.stall")},
 }
 
-// followShared are node flags `preconf follow` takes too.
-var followShared = []string{"datadir", "http.addr", "http.port", "http.corsdomain", "http.maxbody", "rpc.batch-limit", "genesis", "l1", "hardfork", "log.level", "log.format"}
-
-func followFlags() []cli.Flag {
-	out := slices.Clone(followOwnFlags)
-	for _, f := range nodeFlags {
-		if slices.Contains(followShared, f.Names()[0]) {
-			out = append(out, f)
-		}
-	}
-	out = append(out, walletFlags...)
-	out = append(out, limitFlags...)
-	out = append(out, gcFlags...)
-	out = append(out, schedFlags...)
-	return append(out, simulateFlags...)
-}
-
-func init() {
-	commands = append(commands, &cli.Command{
+func followCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "follow",
 		Usage:     "serve the preconf interface for an existing node's chain by following its flashblocks feed",
 		UsageText: "preconf follow --upstream http://node:8545 --flashblocks ws://feed/ws [--chain op | --genesis genesis.json] [options]",
-		Flags:     followFlags(),
+		Flags:     flagsOf(followGroups),
 		Action:    runFollow,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cli.Exit(fmt.Sprintf("preconf follow: %v (see --help)", err), 2)
 		},
-	})
+	}
 }
 
 func parseProofs(s string) (remote.Proofs, error) {
@@ -159,23 +141,8 @@ func runFollow(c *cli.Context) error {
 		return usage("%v", err)
 	}
 	api.Version = "preconf/v" + version
-	cfg := node.Config{
-		DataDir:     c.String("datadir"),
-		HTTPAddr:    c.String("http.addr"),
-		HTTPPort:    c.Int("http.port"),
-		MaxBody:     c.Int64("http.maxbody"),
-		CORSOrigins: c.StringSlice("http.corsdomain"),
-		BatchLimit:  c.Int("rpc.batch-limit"),
-		Logger:      logger,
-	}
-	if err := applyWalletFlags(c, &cfg); err != nil {
-		return usage("%v", err)
-	}
-	if err := applySimulateFlags(c, &cfg); err != nil {
-		return usage("%v", err)
-	}
-	applySchedFlags(c, logger) // sched.go
-	if err := applyLimitFlags(c, &cfg); err != nil {
+	cfg, err := sharedConfig(c, logger)
+	if err != nil {
 		return usage("%v", err)
 	}
 	fcfg := follower.Config{

@@ -17,8 +17,6 @@ var forkFlags = []cli.Flag{
 	&cli.Uint64Flag{Name: "chain-id", Usage: "the chain id a fork runs as (default: the upstream's), or a built-in dev chain (default 1337; e.g. 10 to look like OP Mainnet to a wallet)", EnvVars: envName("chain-id")},
 }
 
-func init() { nodeFlags = append(nodeFlags, forkFlags...) }
-
 // applyForkFlags sets cfg.Fork from the flags (--genesis, read by the
 // caller, gives a fork its chain rules).
 func applyForkFlags(c *cli.Context, cfg *node.Config) error {

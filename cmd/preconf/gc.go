@@ -37,8 +37,6 @@ const defaultGCPercent = 400
 // leaves to collect at most a few times a second.
 const defaultMinHeap = 128 << 20
 
-func init() { nodeFlags = append(nodeFlags, gcFlags...) }
-
 // applyGCFlags sets the GC target and starts the heap floor.
 func applyGCFlags(c *cli.Context) {
 	percent := c.Int("gc.percent")

@@ -28,8 +28,6 @@ var limitFlags = []cli.Flag{
 
 const defaultShutdownTimeout = 10_000_000_000 // 10s, as a time.Duration
 
-func init() { nodeFlags = append(nodeFlags, limitFlags...) }
-
 // applyLimitFlags sets cfg's limits from the flags.
 func applyLimitFlags(c *cli.Context, cfg *node.Config) error {
 	for _, name := range []string{"rpc.max-connections", "rpc.max-tracing-requests", "ws.max-subscriptions"} {

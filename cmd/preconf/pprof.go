@@ -19,8 +19,6 @@ var pprofFlags = []cli.Flag{
 	&cli.StringFlag{Name: "pprof.addr", Value: "127.0.0.1:6060", Usage: "listening address of the pprof server", EnvVars: envName("pprof.addr")},
 }
 
-func init() { nodeFlags = append(nodeFlags, pprofFlags...) }
-
 // startPprof starts the pprof listener when --pprof is set. The returned
 // function stops it (a no-op when it is off).
 func startPprof(c *cli.Context, logger *slog.Logger) (stop func(), err error) {

@@ -13,8 +13,6 @@ var schedFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "sched.batch", Value: true, Usage: "run the node's threads under Linux's SCHED_BATCH policy, so that a thread waking up does not preempt another mid-request (threads put under another policy with chrt keep theirs; no effect elsewhere)", EnvVars: envName("sched.batch")},
 }
 
-func init() { nodeFlags = append(nodeFlags, schedFlags...) }
-
 // applySchedFlags sets the scheduling policy of the node's threads (see
 // threads.Batch for why). Failing to is not fatal: the node serves as well,
 // only with more wake-up preemption.

@@ -27,8 +27,6 @@ var sequencerFlags = []cli.Flag{
 	&cli.Uint64Flag{Name: "txpool.pricebump", Value: txpool.DefaultConfig.PriceBump, Usage: "minimum fee increase (percent) to replace a pooled transaction", EnvVars: envName("txpool.pricebump")},
 }
 
-func init() { nodeFlags = append(nodeFlags, sequencerFlags...) }
-
 // applySequencerFlags sets cfg.Sequencer from the flags (nil with
 // --no-sequencer, whose other sequencer flags are still checked). The
 // mining mode is decided here, once: --automine, else --block-time 0 for

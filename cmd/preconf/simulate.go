@@ -19,8 +19,6 @@ var simulateFlags = []cli.Flag{
 	&cli.StringFlag{Name: "simulate.state-root", Value: "zero", Usage: "stateRoot of eth_simulateV1 blocks: zero (fast, not hashed) or compute (exactly go-ethereum's)", EnvVars: envName("simulate.state-root")},
 }
 
-func init() { nodeFlags = append(nodeFlags, simulateFlags...) }
-
 // applySimulateFlags sets cfg.Simulate from the flags.
 func applySimulateFlags(c *cli.Context, cfg *node.Config) error {
 	roots, err := simulate.ParseRootMode(c.String("simulate.state-root"))

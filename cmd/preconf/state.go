@@ -20,8 +20,6 @@ var stateFlags = []cli.Flag{
 	&cli.StringFlag{Name: "state", Usage: "--load-state and --dump-state with one file (loaded when it exists)", EnvVars: envName("state")},
 }
 
-func init() { nodeFlags = append(nodeFlags, stateFlags...) }
-
 // stateFiles are the files to load at start and dump on exit.
 type stateFiles struct{ load, dump string }
 

@@ -33,11 +33,6 @@ var walletFlags = []cli.Flag{
 	&cli.StringSliceFlag{Name: "wallet.explorer-url", Usage: "block explorer URL of this node's chain (repeatable)", EnvVars: envName("wallet.explorer-url")},
 }
 
-func init() {
-	nodeFlags = append(nodeFlags, walletFlags...)
-	commands = append(commands, walletCommand)
-}
-
 // applyWalletFlags puts the wallet flags into the node's configuration.
 func applyWalletFlags(c *cli.Context, cfg *node.Config) error {
 	w := wallet.Config{
