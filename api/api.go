@@ -32,10 +32,50 @@ type API struct {
 	poolNonces  PoolNonces                // pool nonces at "pending" (api/nonce.go)
 }
 
-// New returns the API over a chain and (optionally) a pending source.
-func New(c *chain.Chain, p *pending.Source) *API {
-	return NewWithBackend(localChain{c}, p)
+// Config configures the method handlers. Its zero value is the defaults.
+type Config struct {
+	// Pending is the pre-confirmed state read at "pending" (nil: none,
+	// "pending" reads "latest").
+	Pending *pending.Source
+	// Simulate limits eth_call, eth_estimateGas, eth_createAccessList and
+	// eth_simulateV1 and sets their state-root mode (nil:
+	// simulate.DefaultOptions()).
+	Simulate *simulate.Options
+	// CallDefault is eth_call's block when a request omits it: ethjson.Latest
+	// (also the zero value) or "pending" (ParseCallDefault, the
+	// --rpc.call-default flag). eth_estimateGas and eth_createAccessList
+	// always default to pending (defaults.go).
+	CallDefault ethjson.BlockRef
+	// LogLimits cap one eth_getLogs query (nil: DefaultLogMaxRange and
+	// DefaultLogMaxResults).
+	LogLimits *LogLimits
+	// PoolNonces, when set, makes eth_getTransactionCount at "pending"
+	// answer the pool nonce, as go-ethereum does, so that transactions sent
+	// back to back get consecutive nonces while they wait in the pool for
+	// the next flashblock (nonce.go).
+	PoolNonces PoolNonces
 }
+
+// New returns the API over the sealed chain b.
+func New(b Backend, cfg Config) *API {
+	a := &API{chain: b, pending: cfg.Pending, op: b.Config().Optimism != nil, poolNonces: cfg.PoolNonces,
+		callDefault: ethjson.Latest, logLimits: LogLimits{MaxRange: DefaultLogMaxRange, MaxResults: DefaultLogMaxResults}}
+	if cfg.CallDefault != (ethjson.BlockRef{}) {
+		a.callDefault = cfg.CallDefault
+	}
+	if cfg.LogLimits != nil {
+		a.logLimits = *cfg.LogLimits
+	}
+	opts := simulate.DefaultOptions()
+	if cfg.Simulate != nil {
+		opts = *cfg.Simulate
+	}
+	a.setSimulateOptions(opts)
+	return a
+}
+
+// Local is the sealed-chain backend of a local chain.
+func Local(c *chain.Chain) Backend { return localChain{c} }
 
 // Register adds every method of this package to srv.
 func (a *API) Register(srv *rpc.Server) {

@@ -8,14 +8,11 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/ethjson"
-	"github.com/preconf/preconf/pending"
-	"github.com/preconf/preconf/simulate"
 )
 
 // Backend is the sealed chain the handlers read: the local chain
-// (*chain.Chain, through New) or, in follow mode, an upstream node reached
-// over JSON-RPC (follower.Backend, through NewWithBackend). Methods return
+// (*chain.Chain, through Local) or, in follow mode, an upstream node reached
+// over JSON-RPC (follower.Backend, given to New). Methods return
 // nil for unknown blocks, as *chain.Chain's do.
 type Backend interface {
 	Config() *params.ChainConfig
@@ -61,11 +58,4 @@ func (c localChain) CanonicalReceipt(tx *types.Transaction, blockHash common.Has
 		return rs[index], nil
 	}
 	return c.BlockChain().GetCanonicalReceipt(tx, blockHash, number, index)
-}
-
-// NewWithBackend returns the API over any sealed-chain backend and
-// (optionally) a pending source.
-func NewWithBackend(b Backend, p *pending.Source) *API {
-	return &API{chain: b, pending: p, engine: simulate.New(b.Config(), b.ChainContext(), simulate.DefaultOptions()),
-		op: b.Config().Optimism != nil, callDefault: ethjson.Latest}
 }

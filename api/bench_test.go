@@ -42,7 +42,7 @@ func benchAPI(b testing.TB) (*API, *pending.Source, *chain.Chain) {
 	}
 	b.Cleanup(func() { c.Close() })
 	src := new(pending.Source)
-	return New(c, src), src, c
+	return New(localChain{c}, Config{Pending: src}), src, c
 }
 
 // publishOverHead publishes an empty pending snapshot over the head whose
@@ -157,7 +157,7 @@ func BenchmarkReadHandlers(b *testing.B) {
 	run(b, "/with-snapshot")
 	// With the sequencer's pool answering pool nonces (one pooled
 	// transaction of the sender read), as a dev node serves them.
-	a.SetPoolNonces(benchPool(b, c))
+	a.poolNonces = benchPool(b, c)
 	run(b, "/with-snapshot-and-pool")
 }
 

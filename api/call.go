@@ -15,10 +15,10 @@ import (
 	"github.com/preconf/preconf/simulate"
 )
 
-// SetSimulateOptions sets the limits of eth_call, eth_estimateGas,
+// setSimulateOptions sets the limits of eth_call, eth_estimateGas,
 // eth_createAccessList and eth_simulateV1 (gas cap, time limit, state-root
-// mode). Call it before Register.
-func (a *API) SetSimulateOptions(o simulate.Options) {
+// mode): Config.Simulate, or a test's change before it calls.
+func (a *API) setSimulateOptions(o simulate.Options) {
 	a.engine = simulate.New(a.chain.Config(), a.chain.ChainContext(), o)
 }
 

@@ -19,7 +19,7 @@ import (
 // cast) send eth_estimateGas without a block.
 //
 // eth_call keeps "latest", the spec's default, unless the operator chooses
-// "pending" (SetCallDefault, the --rpc.call-default flag).
+// "pending" (Config.CallDefault, the --rpc.call-default flag).
 
 // pendingRef is the "pending" selector.
 var pendingRef = ethjson.BlockRef{Tag: ethjson.TagPending}
@@ -34,10 +34,6 @@ func ParseCallDefault(s string) (ethjson.BlockRef, error) {
 	}
 	return ethjson.BlockRef{}, fmt.Errorf("bad call default %q: want latest or pending", s)
 }
-
-// SetCallDefault sets eth_call's block when the request omits it:
-// ethjson.Latest (the default) or "pending". Call it before Register.
-func (a *API) SetCallDefault(ref ethjson.BlockRef) { a.callDefault = ref }
 
 // DefaultsToPending reports whether a request of method omits its block and
 // runs at "pending" for that reason. A follower answers such requests itself

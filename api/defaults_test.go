@@ -54,14 +54,14 @@ func TestExecutionDefaults(t *testing.T) {
 	if got, want := callNumber(), e.parent.Number.Uint64(); got != want {
 		t.Errorf("eth_call without a block ran in block %d, want latest %d", got, want)
 	}
-	e.api.SetCallDefault(pendingRef)
+	e.api.callDefault = pendingRef
 	if got, want := callNumber(), e.header.Number.Uint64(); got != want {
 		t.Errorf("eth_call without a block, default pending: block %d, want %d", got, want)
 	}
 }
 
 func TestDefaultsToPending(t *testing.T) {
-	a := New(mustOpenDev(t), nil)
+	a := New(localChain{mustOpenDev(t)}, Config{})
 	params := func(s ...string) rpc.Params {
 		p := make(rpc.Params, len(s))
 		for i := range s {
@@ -84,7 +84,7 @@ func TestDefaultsToPending(t *testing.T) {
 		{"eth_call", params(`{}`, `"0x1"`), pendingRef, false},
 		{"eth_getBalance", params(`"0x00000000000000000000000000000000000000aa"`), pendingRef, false},
 	} {
-		a.SetCallDefault(tc.callDefault)
+		a.callDefault = tc.callDefault
 		if got := a.DefaultsToPending(tc.method, tc.p); got != tc.wantAtPending {
 			t.Errorf("%s %s (eth_call default %v): %v, want %v", tc.method, tc.p, tc.callDefault.Tag, got, tc.wantAtPending)
 		}

@@ -31,9 +31,6 @@ const (
 	DefaultLogMaxResults = 20_000
 )
 
-// SetLogLimits sets the eth_getLogs caps.
-func (a *API) SetLogLimits(l LogLimits) { a.logLimits = l }
-
 // rangeTooLarge and tooManyLogs are -32005 errors naming the limit.
 func rangeTooLarge(limit uint64) error {
 	return &rpc.LimitExceededError{Msg: fmt.Sprintf("query exceeds max block range %d (--rpc.getlogs-max-range)", limit)}

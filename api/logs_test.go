@@ -135,8 +135,7 @@ func TestGetLogsPending(t *testing.T) {
 func TestGetLogsLimits(t *testing.T) {
 	f := newReadsFixture(t)
 	a := f.api
-	a.SetLogLimits(LogLimits{MaxRange: 3, MaxResults: 2})
-	defer a.SetLogLimits(LogLimits{})
+	a.logLimits = LogLimits{MaxRange: 3, MaxResults: 2}
 	for _, tc := range []struct{ filter, msg string }{
 		{`{"fromBlock":"0x1","toBlock":"0x4"}`, "query exceeds max block range 3 (--rpc.getlogs-max-range)"},
 		{`{"fromBlock":"0x1","toBlock":"0x3"}`, "query exceeds max results 2, retry with the range 1-2 (--rpc.getlogs-max-results)"},

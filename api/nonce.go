@@ -15,12 +15,6 @@ type PoolNonces interface {
 	PendingNonce(addr common.Address, stateNonce uint64) uint64
 }
 
-// SetPoolNonces makes eth_getTransactionCount at "pending" answer the pool
-// nonce, as go-ethereum does, so that transactions sent back to back get
-// consecutive nonces while they wait in the pool for the next flashblock.
-// Call it before serving.
-func (a *API) SetPoolNonces(p PoolNonces) { a.poolNonces = p }
-
 // nonceAt is the nonce answered for addr at ref, whose state says
 // stateNonce: the pool nonce at "pending" when a pool is set.
 func (a *API) nonceAt(ref ethjson.BlockRef, addr common.Address, stateNonce uint64) uint64 {

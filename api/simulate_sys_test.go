@@ -107,7 +107,7 @@ func TestDeferredSystemWrites(t *testing.T) {
 			for j, evm := range []bool{false, true} {
 				opts := simulate.DefaultOptions()
 				opts.EVMSystemCalls = evm
-				e.api.SetSimulateOptions(opts)
+				e.api.setSimulateOptions(opts)
 				answers[j] = mustCall(t, e.api.simulateV1, req, ref)
 			}
 			if answers[0] != answers[1] {

@@ -71,10 +71,10 @@ func newPendingEnvWith(t testing.TB, roots simulate.RootMode, extra types.Genesi
 	}
 	t.Cleanup(func() { c.Close() })
 	src := new(pending.Source)
-	a := New(c, src)
+	a := New(localChain{c}, Config{Pending: src})
 	opts := simulate.DefaultOptions()
 	opts.Roots = roots
-	a.SetSimulateOptions(opts)
+	a.setSimulateOptions(opts)
 
 	parent := c.Head()
 	header := &types.Header{
@@ -311,7 +311,7 @@ func TestSimulatePendingWithoutSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	a := New(c, new(pending.Source))
+	a := New(localChain{c}, Config{Pending: new(pending.Source)})
 	req := `{"blockStateCalls":[{}]}`
 	p, l := mustCall(t, a.simulateV1, req, `"pending"`), mustCall(t, a.simulateV1, req, `"latest"`)
 	if p != l {
@@ -393,7 +393,7 @@ const loopCode = "0x5b600056"
 
 func TestExecutionTimeout(t *testing.T) {
 	e := newPendingEnv(t, simulate.RootZero)
-	e.api.SetSimulateOptions(simulate.Options{GasCap: 0, Timeout: 20 * time.Millisecond})
+	e.api.setSimulateOptions(simulate.Options{GasCap: 0, Timeout: 20 * time.Millisecond})
 	loop := common.HexToAddress("0x00000000000000000000000000000000000100ff")
 	override := `{"` + loop.Hex() + `":{"code":"` + loopCode + `"}}`
 	loopCall := `{"to":"` + loop.Hex() + `"}`
@@ -424,7 +424,7 @@ func TestExecutionTimeout(t *testing.T) {
 // call even without a time limit.
 func TestSimulateContextCancelled(t *testing.T) {
 	e := newPendingEnv(t, simulate.RootZero)
-	e.api.SetSimulateOptions(simulate.Options{GasCap: 0, Timeout: 0})
+	e.api.setSimulateOptions(simulate.Options{GasCap: 0, Timeout: 0})
 	loop := common.HexToAddress("0x00000000000000000000000000000000000100ff")
 	req := `{"blockStateCalls":[{"blockOverrides":{"gasLimit":"0x7fffffffffffffff"},"stateOverrides":{"` + loop.Hex() +
 		`":{"code":"` + loopCode + `"}},"calls":[{"to":"` + loop.Hex() + `"}]}]}`
@@ -441,7 +441,7 @@ func TestSimulateContextCancelled(t *testing.T) {
 // what the first left (30000 - 21000), too little to start.
 func TestSimulateGasBudget(t *testing.T) {
 	e := newPendingEnv(t, simulate.RootZero)
-	e.api.SetSimulateOptions(simulate.Options{GasCap: 30000, Timeout: time.Minute})
+	e.api.setSimulateOptions(simulate.Options{GasCap: 30000, Timeout: time.Minute})
 	from := chain.DevAccounts()[0].Hex()
 	req := `{"blockStateCalls":[{"calls":[{"from":"` + from + `","to":"` + pendingOnly.Hex() + `"}]},{"calls":[{"from":"` + from + `","to":"` + pendingOnly.Hex() + `"}]}]}`
 	_, err := call(t, e.api.simulateV1, req, `"latest"`)
@@ -568,7 +568,7 @@ func TestSystemCallsDirectMatchEVM(t *testing.T) {
 				e := newPendingEnv(t, simulate.RootCompute)
 				opts := simulate.DefaultOptions()
 				opts.Roots, opts.EVMSystemCalls = simulate.RootCompute, evm
-				e.api.SetSimulateOptions(opts)
+				e.api.setSimulateOptions(opts)
 				answers[j] = mustCall(t, e.api.simulateV1, req, ref)
 			}
 			if answers[0] != answers[1] {

@@ -120,7 +120,7 @@ func openTraceNode(t *testing.T, genesisFile string, blocks []fixtureBlock) *tra
 	}
 	src := new(pending.Source)
 	srv := rpc.NewServer(rpc.Options{})
-	api.New(c, src).Register(srv)
+	api.New(api.Local(c), api.Config{Pending: src}).Register(srv)
 	return &traceNode{srv: srv, chain: c, src: src}
 }
 

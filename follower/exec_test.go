@@ -33,7 +33,7 @@ func devUpstream(t *testing.T) (c *chain.Chain, url string, down *atomic.Bool) {
 	}
 	t.Cleanup(func() { c.Close() })
 	srv := rpc.NewServer(rpc.Options{})
-	api.New(c, nil).Register(srv)
+	api.New(api.Local(c), api.Config{}).Register(srv)
 	h := srv.HTTPHandler(rpc.HTTPOptions{})
 	down = new(atomic.Bool)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

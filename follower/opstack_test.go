@@ -151,7 +151,7 @@ func followOP(t *testing.T, tc *testchain.Chain, msgs [][]byte, l1Block bool) {
 	}
 	t.Cleanup(func() { up.Close() })
 	srv := rpc.NewServer(rpc.Options{})
-	api.New(up, nil).Register(srv)
+	api.New(api.Local(up), api.Config{}).Register(srv)
 	hs := httptest.NewServer(srv.HTTPHandler(rpc.HTTPOptions{}))
 	t.Cleanup(hs.Close)
 	feed := newFrameServer(t)

@@ -21,9 +21,9 @@ const (
 	forkDir  = "forkdata"
 )
 
-// openChain opens the node's chain, local or forked, and returns the API
-// over it.
-func (n *Node) openChain() (*api.API, error) {
+// openChain opens the node's chain, local or forked, and returns it as the
+// methods read it.
+func (n *Node) openChain() (api.Backend, error) {
 	cfg := n.cfg
 	if cfg.Fork != nil {
 		if len(cfg.Imports) > 0 {
@@ -46,7 +46,7 @@ func (n *Node) openChain() (*api.API, error) {
 		}
 		n.Fork, n.below, n.events = f, fork.Sequencing{Chain: f}, f
 		n.OnClose(f.Close)
-		return api.NewWithBackend(f, n.Pending), nil
+		return f, nil
 	}
 	if err := exclusive(cfg.DataDir, forkDir, "a fork", "a local chain"); err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func (n *Node) openChain() (*api.API, error) {
 		}
 		n.log.Info("import done", "file", f, "imported", res.Imported, "skipped", res.Skipped, "head", c.Head().Number)
 	}
-	return api.New(c, n.Pending), nil
+	return api.Local(c), nil
 }
 
 // devFunds are the dev accounts' balances on the dev chain.

@@ -57,12 +57,7 @@ func NewFollow(cfg Config, fcfg follower.Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
-	methods, err := newMethods(cfg, api.NewWithBackend(f.Backend(), n.Pending))
-	if err != nil {
-		n.Close()
-		return nil, err
-	}
-	methods.SetLogLimits(n.logLimits())
+	methods := api.New(f.Backend(), n.apiConfig())
 	methods.Register(local)
 	local.Register("follower_status", func(context.Context, rpc.Params) (any, error) { return f.Status(), nil })
 	n.Subscriptions = subscribe.NewWithEvents(fcfg.Chain, f, n.Pending, logger)

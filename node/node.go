@@ -24,6 +24,7 @@ import (
 	"github.com/preconf/preconf/anvil"
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/feed"
 	"github.com/preconf/preconf/follower"
 	"github.com/preconf/preconf/fork"
@@ -85,9 +86,10 @@ type Config struct {
 	Simulate *simulate.Options
 
 	// CallDefault is eth_call's block when a request omits it: "latest"
-	// (also when empty) or "pending". eth_estimateGas and
-	// eth_createAccessList always default to pending (api/defaults.go).
-	CallDefault string
+	// (also the zero value) or "pending" (api.ParseCallDefault).
+	// eth_estimateGas and eth_createAccessList always default to pending
+	// (api/defaults.go).
+	CallDefault ethjson.BlockRef
 
 	// Wallet configures the built-in wallet (wallet_addEthereumChain, …);
 	// New fills in DataDir, NodeAddr, Logger and Self's chain id.
@@ -157,12 +159,9 @@ func (n *Node) newRPC(metrics *rpc.Metrics) (*rpc.Server, error) {
 	}), nil
 }
 
-// logLimits are the eth_getLogs caps in effect.
-func (n *Node) logLimits() api.LogLimits {
-	if n.cfg.LogLimits != nil {
-		return *n.cfg.LogLimits
-	}
-	return api.LogLimits{MaxRange: api.DefaultLogMaxRange, MaxResults: api.DefaultLogMaxResults}
+// apiConfig configures the method handlers over the pending source.
+func (n *Node) apiConfig() api.Config {
+	return api.Config{Pending: n.Pending, Simulate: n.cfg.Simulate, CallDefault: n.cfg.CallDefault, LogLimits: n.cfg.LogLimits}
 }
 
 // New opens the chain, imports blocks and registers the methods. It does not
@@ -181,7 +180,7 @@ func New(cfg Config) (*Node, error) {
 		n.OnClose(unlock) // released last: closers run newest first
 	}
 	n.Metrics, n.rpcMetrics = newRegistry()
-	reads, err := n.openChain()
+	backend, err := n.openChain()
 	if err != nil {
 		n.Close()
 		return nil, err
@@ -190,19 +189,23 @@ func New(cfg Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
-	methods, err := newMethods(cfg, reads)
+	seq, err := n.newSequencer()
 	if err != nil {
 		n.Close()
 		return nil, err
 	}
-	methods.SetLogLimits(n.logLimits())
+	acfg := n.apiConfig()
+	if seq != nil {
+		acfg.PoolNonces = seq.Pool()
+	}
+	methods := api.New(backend, acfg)
 	methods.Register(n.RPC)
 	if err := n.startWallet(n.below.Config().ChainID); err != nil {
 		n.Close()
 		return nil, err
 	}
 	n.startStreaming()
-	if err := n.startSequencer(methods); err != nil {
+	if err := n.startSequencer(seq, methods); err != nil {
 		n.Close()
 		return nil, err
 	}
@@ -259,21 +262,6 @@ func (a seqStats) phases() (build, wal, publish, seal int64) {
 
 func (a seqStats) readable() int64 { return a.s.LastReadable.Load() }
 
-// newMethods applies cfg's options to the method handlers.
-func newMethods(cfg Config, methods *api.API) (*api.API, error) {
-	if cfg.Simulate != nil {
-		methods.SetSimulateOptions(*cfg.Simulate)
-	}
-	if cfg.CallDefault != "" {
-		ref, err := api.ParseCallDefault(cfg.CallDefault)
-		if err != nil {
-			return nil, err
-		}
-		methods.SetCallDefault(ref)
-	}
-	return methods, nil
-}
-
 // startWallet opens the wallet for the chain with id chainID and mounts the
 // web page (both kinds of node have them).
 func (n *Node) startWallet(chainID *big.Int) error {
@@ -293,32 +281,36 @@ func (n *Node) startWallet(chainID *big.Int) error {
 	return nil
 }
 
-// startSequencer starts block production when Sequencer is set (after WAL
-// recovery, so the pending state is complete before anyone can read it);
-// otherwise transaction intake answers that this node does not sequence. reads gives the intake methods
-// eth_getTransactionReceipt's receipts and eth_estimateGas's estimates, and
-// takes the pool's nonces for eth_getTransactionCount at "pending".
-func (n *Node) startSequencer(reads *api.API) error {
+// newSequencer makes the sequencer when Sequencer is set (nil otherwise);
+// startSequencer starts it.
+func (n *Node) newSequencer() (*sequencer.Sequencer, error) {
 	if n.cfg.Sequencer == nil {
-		sequencer.RegisterDisabled(n.RPC)
-		anvil.RegisterDisabled(n.RPC)
-		return nil
+		return nil, nil
 	}
 	scfg := *n.cfg.Sequencer
 	scfg.Logger, scfg.Fork = n.log, n.Fork != nil
 	if n.cfg.DataDir != "" {
 		scfg.WALPath = filepath.Join(n.cfg.DataDir, "sequencer", "flashblocks.wal")
 	}
-	seq, err := sequencer.New(scfg, n.below, n.Pending)
-	if err != nil {
-		return err
+	return sequencer.New(scfg, n.below, n.Pending)
+}
+
+// startSequencer starts block production with seq (after WAL recovery, so
+// the pending state is complete before anyone can read it); without one,
+// transaction intake answers that this node does not sequence. reads gives
+// the intake methods eth_getTransactionReceipt's receipts and
+// eth_estimateGas's estimates.
+func (n *Node) startSequencer(seq *sequencer.Sequencer, reads *api.API) error {
+	if seq == nil {
+		sequencer.RegisterDisabled(n.RPC)
+		anvil.RegisterDisabled(n.RPC)
+		return nil
 	}
 	if err := seq.Start(); err != nil {
 		return err
 	}
 	n.Sequencer = seq
 	n.OnClose(seq.Stop)
-	reads.SetPoolNonces(seq.Pool())
 	if n.Fork != nil { // runs before seq.Stop: a block waiting for the upstream gives up
 		n.OnClose(n.Fork.StopWaiting)
 	}

@@ -39,9 +39,8 @@ func newAPIHarness(t *testing.T, blockTime time.Duration) (*harness, *rpc.Server
 // as node does.
 func serve(h *harness) (*harness, *rpc.Server) {
 	srv := rpc.NewServer(rpc.Options{})
-	reads := api.New(h.chain, h.src)
+	reads := api.New(api.Local(h.chain), api.Config{Pending: h.src, PoolNonces: h.seq.Pool()})
 	reads.Register(srv)
-	reads.SetPoolNonces(h.seq.Pool())
 	h.seq.Register(srv, reads, reads)
 	return h, srv
 }

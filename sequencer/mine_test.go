@@ -118,7 +118,7 @@ func TestMineMethods(t *testing.T) {
 	h := newManualHarness(t, "", 0)
 	defer h.stop()
 	srv := rpc.NewServer(rpc.Options{})
-	reads := api.New(h.chain, h.src)
+	reads := api.New(api.Local(h.chain), api.Config{Pending: h.src})
 	reads.Register(srv)
 	h.seq.Register(srv, reads, reads)
 	future := uint64(time.Now().Unix()) + 1_000_000

@@ -30,10 +30,9 @@ func applySimulateFlags(c *cli.Context, cfg *node.Config) error {
 		return fmt.Errorf("--rpc.evmtimeout must not be negative")
 	}
 	cfg.Simulate = &simulate.Options{GasCap: c.Uint64("rpc.gascap"), Timeout: timeout, Roots: roots}
-	if _, err := api.ParseCallDefault(c.String("rpc.call-default")); err != nil {
+	if cfg.CallDefault, err = api.ParseCallDefault(c.String("rpc.call-default")); err != nil {
 		return fmt.Errorf("--rpc.call-default: %w", err)
 	}
-	cfg.CallDefault = c.String("rpc.call-default")
 	applyGCFlags(c) // gc.go
 	return nil
 }
