@@ -21,11 +21,11 @@ import (
 
 func followNode(t *testing.T, upstream, feedURL string, config *params.ChainConfig) *node.Node {
 	t.Helper()
-	fn, err := node.NewFollow(node.Config{HTTPAddr: "127.0.0.1"}, follower.Config{
+	fn, err := node.New(node.Config{HTTPAddr: "127.0.0.1", Follow: &follower.Config{
 		Upstream: upstream, Feed: feedURL, Chain: config,
 		PollInterval: 20 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
 		UpstreamTimeout: 2 * time.Second,
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"errors"
 	"fmt"
 	"math/big"
 	"os"
@@ -26,9 +25,6 @@ const (
 func (n *Node) openChain() (api.Backend, error) {
 	cfg := n.cfg
 	if cfg.Fork != nil {
-		if len(cfg.Imports) > 0 {
-			return nil, errors.New("--import adds blocks to a local chain, not to a fork")
-		}
 		if err := exclusive(cfg.DataDir, localDir, "a local chain", "a fork"); err != nil {
 			return nil, err
 		}

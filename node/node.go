@@ -12,16 +12,15 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/params"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/preconf/preconf/anvil"
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/ethjson"
@@ -47,6 +46,11 @@ type Config struct {
 	// node's chain is fork.Open(*Fork) with DataDir and Logger filled in;
 	// Genesis (its config only: the chain rules) goes to Fork.Genesis.
 	Fork *fork.Config
+
+	// Follow, when set, follows a live chain instead (follow mode): no
+	// local chain, no sequencer; the follower's Logger and Metrics are
+	// filled in by New.
+	Follow *follower.Config
 
 	HTTPAddr    string // default 127.0.0.1
 	HTTPPort    int    // 0 = any free port
@@ -116,7 +120,7 @@ type Node struct {
 	Subscriptions *subscribe.Service
 	WS            *rpc.WSHandler
 	Feed          *feed.Feed
-	// Follower follows an upstream's flashblocks in follow mode (NewFollow).
+	// Follower follows an upstream's flashblocks in follow mode (Config.Follow).
 	Follower *follower.Follower
 
 	// Metrics is the node's Prometheus registry, served on /metrics.
@@ -164,15 +168,19 @@ func (n *Node) apiConfig() api.Config {
 	return api.Config{Pending: n.Pending, Simulate: n.cfg.Simulate, CallDefault: n.cfg.CallDefault, LogLimits: n.cfg.LogLimits}
 }
 
-// New opens the chain, imports blocks and registers the methods. It does not
-// listen yet: Start does.
+// New assembles a node: with Follow set, a follower of a live chain
+// (follow.go); otherwise a local chain, forked or not, with a sequencer
+// when Sequencer is set (local.go). It does not listen yet: Start does.
 func New(cfg Config) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
 	n := &Node{cfg: cfg, log: logger, Pending: new(pending.Source)}
-	if cfg.DataDir != "" {
+	if cfg.DataDir != "" { // the chain (a follower's: none) and the wallet registry
 		unlock, err := lockDataDir(cfg.DataDir)
 		if err != nil {
 			return nil, err
@@ -180,41 +188,29 @@ func New(cfg Config) (*Node, error) {
 		n.OnClose(unlock) // released last: closers run newest first
 	}
 	n.Metrics, n.rpcMetrics = newRegistry()
-	backend, err := n.openChain()
-	if err != nil {
+	build := n.buildLocal
+	if cfg.Follow != nil {
+		build = n.buildFollower
+	}
+	if err := build(); err != nil {
 		n.Close()
 		return nil, err
 	}
-	if n.RPC, err = n.newRPC(n.rpcMetrics); err != nil {
-		n.Close()
-		return nil, err
-	}
-	seq, err := n.newSequencer()
-	if err != nil {
-		n.Close()
-		return nil, err
-	}
-	acfg := n.apiConfig()
-	if seq != nil {
-		acfg.PoolNonces = seq.Pool()
-	}
-	methods := api.New(backend, acfg)
-	methods.Register(n.RPC)
-	if err := n.startWallet(n.below.Config().ChainID); err != nil {
-		n.Close()
-		return nil, err
-	}
-	n.startStreaming()
-	if err := n.startSequencer(seq, methods); err != nil {
-		n.Close()
-		return nil, err
-	}
-	if err := n.checkAPIs(); err != nil {
-		n.Close()
-		return nil, err
-	}
-	n.watchSnapshots()
 	return n, nil
+}
+
+// Validate checks the parts of the configuration against each other; each
+// part's own Validate checks its fields.
+func (c *Config) Validate() error {
+	switch {
+	case c.Follow != nil && (c.Fork != nil || c.Genesis != nil || len(c.Imports) > 0 || c.Sequencer != nil):
+		return errors.New("a follower runs its upstream's chain: no fork, genesis, import or sequencer")
+	case c.Fork != nil && len(c.Imports) > 0:
+		return errors.New("--import adds blocks to a local chain, not to a fork")
+	case c.Sequencer != nil:
+		return c.Sequencer.Validate()
+	}
+	return nil
 }
 
 // watchSnapshots follows the pending source for health and metrics.
@@ -281,54 +277,22 @@ func (n *Node) startWallet(chainID *big.Int) error {
 	return nil
 }
 
-// newSequencer makes the sequencer when Sequencer is set (nil otherwise);
-// startSequencer starts it.
-func (n *Node) newSequencer() (*sequencer.Sequencer, error) {
-	if n.cfg.Sequencer == nil {
-		return nil, nil
-	}
-	scfg := *n.cfg.Sequencer
-	scfg.Logger, scfg.Fork = n.log, n.Fork != nil
-	if n.cfg.DataDir != "" {
-		scfg.WALPath = filepath.Join(n.cfg.DataDir, "sequencer", "flashblocks.wal")
-	}
-	return sequencer.New(scfg, n.below, n.Pending)
-}
-
-// startSequencer starts block production with seq (after WAL recovery, so
-// the pending state is complete before anyone can read it); without one,
-// transaction intake answers that this node does not sequence. reads gives
-// the intake methods eth_getTransactionReceipt's receipts and
-// eth_estimateGas's estimates.
-func (n *Node) startSequencer(seq *sequencer.Sequencer, reads *api.API) error {
-	if seq == nil {
-		sequencer.RegisterDisabled(n.RPC)
-		anvil.RegisterDisabled(n.RPC)
-		return nil
-	}
-	if err := seq.Start(); err != nil {
-		return err
-	}
-	n.Sequencer = seq
-	n.OnClose(seq.Stop)
-	if n.Fork != nil { // runs before seq.Stop: a block waiting for the upstream gives up
-		n.OnClose(n.Fork.StopWaiting)
-	}
-	seq.Register(n.RPC, reads, reads)
-	anvil.Register(n.RPC, seq, anvil.Options{Version: api.Version, Fork: n.Fork,
-		GasPrice: func(context.Context) (*big.Int, error) { return reads.GasPrice(), nil }})
-	return nil
-}
-
-// startStreaming sets up JSON-RPC over websocket with subscriptions and the
-// flashblocks feed. Both follow the pending source from before the
-// sequencer's first flashblock, so every flashblock is streamed.
-func (n *Node) startStreaming() {
-	streams := rpc.StreamOptions{Origins: n.cfg.CORSOrigins, Logger: n.log, Metrics: n.rpcMetrics}
-	n.Subscriptions = subscribe.NewWithEvents(n.below.Config(), n.events, n.Pending, n.log)
-	n.Subscriptions.Register(n.RPC)
+// startSubscriptions serves eth_subscribe on srv: newHeads and logs from
+// events (the local chain's, or a follower's upstream's heads), and the
+// pending ones from the pending source, which it follows from before the
+// first flashblock, so every flashblock is streamed.
+func (n *Node) startSubscriptions(config *params.ChainConfig, events subscribe.ChainEvents, srv *rpc.Server) {
+	n.Subscriptions = subscribe.NewWithEvents(config, events, n.Pending, n.log)
+	n.Subscriptions.Register(srv)
 	n.Subscriptions.Start()
 	n.OnClose(n.Subscriptions.Close)
+}
+
+// startStreams serves JSON-RPC over websocket on "/ws" (and on "/", by
+// Start) and the flashblocks feed on "/flashblocks", so that followers can
+// be chained.
+func (n *Node) startStreams() {
+	streams := rpc.StreamOptions{Origins: n.cfg.CORSOrigins, Logger: n.log, Metrics: n.rpcMetrics}
 	n.WS = n.RPC.WSHandler(rpc.WSOptions{StreamOptions: streams, MaxMessage: n.cfg.MaxBody, MaxSubscriptions: n.cfg.MaxSubs})
 	n.OnClose(n.WS.Close)
 	n.Handle("/ws", n.WS)

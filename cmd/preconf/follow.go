@@ -156,7 +156,8 @@ func runFollow(c *cli.Context) error {
 			return usage("--%s must be positive", name)
 		}
 	}
-	n, err := node.NewFollow(cfg, fcfg)
+	cfg.Follow = &fcfg
+	n, err := node.New(cfg)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("preconf follow: %v", err), 1)
 	}

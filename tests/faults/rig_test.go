@@ -136,10 +136,10 @@ func (r *rig) startFollower() {
 	if old := r.follower(); old != nil {
 		old.Close()
 	}
-	fn, err := node.NewFollow(node.Config{HTTPAddr: "127.0.0.1"}, follower.Config{
+	fn, err := node.New(node.Config{HTTPAddr: "127.0.0.1", Follow: &follower.Config{
 		Upstream: r.rpc.URL(), Feed: r.feedURL(), Chain: r.seq.Chain.Config(),
 		UpstreamTimeout: 2 * time.Second, Observe: r.observe,
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
