@@ -63,7 +63,7 @@ type Config struct {
 	MaxResponseSize int           // one answer's bytes (rpc.DefaultMaxResponseSize; negative: none)
 	MaxConnections  int           // open connections (rpc.DefaultMaxConnections)
 	MaxTracing      int           // concurrent debug_trace*/eth_simulateV1 calls (DefaultMaxTracing)
-	MaxSubs         int           // subscriptions per websocket (1000)
+	MaxSubs         int           // subscriptions per websocket (rpc.DefaultMaxSubscriptions)
 	// DisableFastPath serves every HTTP request through net/http
 	// (--http.fastpath=false) instead of answering plain JSON-RPC POSTs on
 	// rpc's fast path.
@@ -75,7 +75,7 @@ type Config struct {
 	// listening on loopback, PublicAPIs otherwise; see exposedAPIs).
 	APIs []string
 	// ShutdownTimeout bounds the wait for requests in flight at Close
-	// (default 10 s).
+	// (DefaultShutdownTimeout when zero).
 	ShutdownTimeout time.Duration
 
 	// Sequencer, when set, builds flashblocks and blocks on the chain (its
@@ -142,6 +142,9 @@ type Node struct {
 // at once, as reth's --rpc.max-tracing-requests: the cores less two, at
 // least two.
 var DefaultMaxTracing = max(runtime.NumCPU()-2, 2)
+
+// DefaultShutdownTimeout is how long Close waits for requests in flight.
+const DefaultShutdownTimeout = 10 * time.Second
 
 // throttled are the methods whose memory and CPU per call are large.
 var throttled = []string{"debug_traceCall", "debug_traceTransaction", "debug_traceBlockByNumber", "debug_traceBlockByHash", "eth_simulateV1"}
@@ -379,7 +382,7 @@ func (n *Node) URL() string { return "http://" + n.Addr() }
 func (n *Node) Close() error {
 	n.draining.Store(true)
 	if n.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(n.cfg.ShutdownTimeout, 10*time.Second))
+		ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(n.cfg.ShutdownTimeout, DefaultShutdownTimeout))
 		if err := n.http.Shutdown(ctx); err != nil {
 			n.log.Warn("shutdown: HTTP connections still busy", "err", err)
 		}

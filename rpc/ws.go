@@ -16,9 +16,14 @@ type WSOptions struct {
 	MaxMessage int64
 	// Parallel caps the calls of one connection answered at once (default 16).
 	Parallel int
-	// MaxSubscriptions caps one connection's live subscriptions (default 1000).
+	// MaxSubscriptions caps one connection's live subscriptions (default
+	// DefaultMaxSubscriptions).
 	MaxSubscriptions int
 }
+
+// DefaultMaxSubscriptions is WSOptions.MaxSubscriptions's default (and
+// --ws.max-subscriptions's).
+const DefaultMaxSubscriptions = 1000
 
 // WSHandler serves JSON-RPC over websocket: every text or binary message is a
 // request or a batch, answered on the same connection; eth_subscribe-style
@@ -41,7 +46,7 @@ func (s *Server) WSHandler(opts WSOptions) *WSHandler {
 		opts.Parallel = 16
 	}
 	if opts.MaxSubscriptions <= 0 {
-		opts.MaxSubscriptions = 1000
+		opts.MaxSubscriptions = DefaultMaxSubscriptions
 	}
 	if opts.Logger == nil {
 		opts.Logger = s.log

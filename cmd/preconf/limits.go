@@ -19,14 +19,12 @@ var limitFlags = []cli.Flag{
 	&cli.IntFlag{Name: "rpc.getlogs-max-results", Value: api.DefaultLogMaxResults, Usage: "logs one eth_getLogs answer may hold (-32005 with a range that fits; 0 = no cap)", EnvVars: envName("rpc.getlogs-max-results")},
 	&cli.IntFlag{Name: "rpc.max-connections", Value: rpc.DefaultMaxConnections, Usage: "open HTTP and websocket connections; at the cap a new one replaces the longest-idle, and is answered 503 only when none is idle", EnvVars: envName("rpc.max-connections")},
 	&cli.IntFlag{Name: "rpc.max-tracing-requests", Value: node.DefaultMaxTracing, Usage: "debug_trace* and eth_simulateV1 calls run at once (others wait within their deadline)", EnvVars: envName("rpc.max-tracing-requests")},
-	&cli.IntFlag{Name: "ws.max-subscriptions", Value: 1000, Usage: "live subscriptions per websocket connection (-32005 above it)", EnvVars: envName("ws.max-subscriptions")},
+	&cli.IntFlag{Name: "ws.max-subscriptions", Value: rpc.DefaultMaxSubscriptions, Usage: "live subscriptions per websocket connection (-32005 above it)", EnvVars: envName("ws.max-subscriptions")},
 	&cli.BoolFlag{Name: "http.fastpath", Value: true, Usage: "answer plain JSON-RPC POSTs on the node's own HTTP path; false: net/http serves every request (slower, for comparison or if the fast path misbehaves)", EnvVars: envName("http.fastpath")},
 	&cli.StringSliceFlag{Name: "http.vhosts", Value: cli.NewStringSlice(rpc.DefaultVHosts...), Usage: "Host header names served on every endpoint, against DNS rebinding (IP addresses always pass; * = any)", EnvVars: envName("http.vhosts")},
 	&cli.StringSliceFlag{Name: "http.api", Usage: "API namespaces served, of those the node has (eth, net, web3, debug, txpool, wallet, anvil/evm/hardhat, testing, personal; follower in follow mode); * = all (default: all on a loopback address, eth,net,web3 elsewhere)", EnvVars: envName("http.api")},
-	&cli.DurationFlag{Name: "shutdown-timeout", Value: defaultShutdownTimeout, Usage: "on SIGINT/SIGTERM, how long requests in flight may take to finish", EnvVars: envName("shutdown-timeout")},
+	&cli.DurationFlag{Name: "shutdown-timeout", Value: node.DefaultShutdownTimeout, Usage: "on SIGINT/SIGTERM, how long requests in flight may take to finish", EnvVars: envName("shutdown-timeout")},
 }
-
-const defaultShutdownTimeout = 10_000_000_000 // 10s, as a time.Duration
 
 // applyLimitFlags sets cfg's limits from the flags.
 func applyLimitFlags(c *cli.Context, cfg *node.Config) error {
