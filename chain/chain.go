@@ -23,7 +23,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/forkrules"
-	"github.com/preconf/preconf/kvstore"
+	"github.com/preconf/preconf/pebblestore"
 )
 
 // Config says where the chain lives and what it starts from.
@@ -74,8 +74,8 @@ func Open(cfg Config) (*Chain, error) {
 	}
 	// No freezer: the chain stays in the key-value store so every block and
 	// its state remain readable (archive); pruning is a later concern. The
-	// store's Close waits for go-ethereum's background iterators (kvstore).
-	db, err := kvstore.Open(filepath.Join(cfg.Dir, "chaindata"), cache, "preconf/db/")
+	// store's Close waits for go-ethereum's background iterators (pebblestore).
+	db, err := pebblestore.Open(filepath.Join(cfg.Dir, "chaindata"), cache, "preconf/db/")
 	if err != nil {
 		return nil, fmt.Errorf("open pebble at %s: %w", cfg.Dir, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/preconf/preconf/kvstore"
+	"github.com/preconf/preconf/pebblestore"
 )
 
 // TestCloseWaitsForReaders: a reader holding an iterator of the store when
@@ -36,7 +36,7 @@ func TestCloseWaitsForReaders(t *testing.T) {
 	}
 	after := c.db.NewIterator(nil, nil)
 	defer after.Release()
-	if after.Next() || !errors.Is(after.Error(), kvstore.ErrClosed) {
-		t.Fatalf("iterator after close: error %v, want kvstore.ErrClosed", after.Error())
+	if after.Next() || !errors.Is(after.Error(), pebblestore.ErrClosed) {
+		t.Fatalf("iterator after close: error %v, want pebblestore.ErrClosed", after.Error())
 	}
 }

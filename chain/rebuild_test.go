@@ -9,7 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/preconf/preconf/kvstore"
+	"github.com/preconf/preconf/pebblestore"
 )
 
 // waitGenerated waits (at most a minute) for the state snapshot's
@@ -67,7 +67,7 @@ func TestSetHeadWithinSnapshotLayers(t *testing.T) {
 // the snapshot's layers with no block between make the second rebuild over
 // the first's finished generator (evm_revert to an older snapshot,
 // anvil_reset); its iterators must be released then, not held for the life
-// of the process (Close would wait kvstore.CloseWait and fail, as CI once
+// of the process (Close would wait pebblestore.CloseWait and fail, as CI once
 // saw).
 func TestSetHeadRebuildsOverFinishedGenerator(t *testing.T) {
 	t.Run("done", func(t *testing.T) { testRebuilds(t, DevGenesis(), true, snapshotLayers+3) })
@@ -85,8 +85,8 @@ func TestSetHeadRebuildsOverFinishedGenerator(t *testing.T) {
 // first when wait is set), rewinds to 2, 1 and 0, below the layers the
 // snapshot keeps, and closes.
 func testRebuilds(t *testing.T, g *core.Genesis, wait bool, blocks int) {
-	defer func(w time.Duration) { kvstore.CloseWait = w }(kvstore.CloseWait)
-	kvstore.CloseWait = time.Second
+	defer func(w time.Duration) { pebblestore.CloseWait = w }(pebblestore.CloseWait)
+	pebblestore.CloseWait = time.Second
 	c, err := Open(Config{Dir: t.TempDir(), Genesis: g})
 	if err != nil {
 		t.Fatal(err)

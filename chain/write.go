@@ -155,7 +155,7 @@ var releaseRoot = crypto.Keccak256Hash([]byte("preconf: stop the state snapshot 
 // iterators open after it finishes, until it is told to stop, and Rebuild
 // tells only one still running (it checks the generation marker). A done
 // one was left holding them for the life of the process, pinning Pebble's
-// old files, and Close waited kvstore.CloseWait for them and failed
+// old files, and Close waited pebblestore.CloseWait for them and failed
 // (TestSetHeadRebuildsOverFinishedGenerator; CI saw it after two rewinds).
 // Measured without this on a dev node, 100 nested evm_snapshot/evm_revert
 // pairs (the inner reverted, then the outer): 100 generator goroutines and

@@ -34,7 +34,7 @@ import (
 	"github.com/ethereum/go-ethereum/event"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/preconf/preconf/kvstore"
+	"github.com/preconf/preconf/pebblestore"
 	"github.com/preconf/preconf/remote"
 )
 
@@ -189,7 +189,7 @@ func openDB(cfg Config) (ethdb.Database, error) {
 	if cache <= 0 {
 		cache = 256
 	}
-	db, err := kvstore.Open(dir, cache, "preconf/forkdb/")
+	db, err := pebblestore.Open(dir, cache, "preconf/forkdb/")
 	if err != nil {
 		return nil, fmt.Errorf("open pebble at %s: %w", dir, err)
 	}

@@ -1,4 +1,4 @@
-// Package kvstore opens the node's Pebble stores so that closing one never
+// Package pebblestore opens the node's Pebble stores so that closing one never
 // races with its readers: Close waits for every open iterator to be
 // released before Pebble closes, and an iterator asked for after Close
 // reports ErrClosed instead of crashing the process.
@@ -13,7 +13,7 @@
 // BlockChain.Stop can return while they are still open (a new datadir,
 // stopped before its second block; core/state/snapshot/generate.go,
 // generate: ctx.close is deferred past `abort <- nil`).
-package kvstore
+package pebblestore
 
 import (
 	"errors"
