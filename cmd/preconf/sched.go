@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/preconf/preconf/internal/threads"
+	"github.com/preconf/preconf/internal/threadsched"
 )
 
 var schedFlags = []cli.Flag{
@@ -14,13 +14,13 @@ var schedFlags = []cli.Flag{
 }
 
 // applySchedFlags sets the scheduling policy of the node's threads (see
-// threads.Batch for why). Failing to is not fatal: the node serves as well,
+// threadsched.Batch for why). Failing to is not fatal: the node serves as well,
 // only with more wake-up preemption.
 func applySchedFlags(c *cli.Context, log *slog.Logger) {
 	if !c.Bool("sched.batch") {
 		return
 	}
-	if err := threads.Batch(true); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+	if err := threadsched.Batch(true); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		log.Warn("could not set SCHED_BATCH", "err", err)
 	}
 }

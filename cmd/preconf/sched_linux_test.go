@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/preconf/preconf/internal/threads"
+	"github.com/preconf/preconf/internal/threadsched"
 )
 
 // policies counts the scheduling policies of a process's threads.
@@ -22,7 +22,7 @@ func policies(t *testing.T, pid int) map[int]int {
 	got := map[int]int{}
 	for _, e := range ents {
 		tid, _ := strconv.Atoi(e.Name())
-		if p, err := threads.Policy(tid); err == nil {
+		if p, err := threadsched.Policy(tid); err == nil {
 			got[p]++
 		}
 	}

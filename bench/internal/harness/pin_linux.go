@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/preconf/preconf/internal/threads"
+	"github.com/preconf/preconf/internal/threadsched"
 )
 
 // pinLayout splits the CPUs this process may use: the first quarter (at
@@ -75,7 +75,7 @@ func (l *pinLayout) pinSelf() (restore func(), err error) {
 
 // setAllThreads sets the affinity of every thread of this process.
 func setAllThreads(set *unix.CPUSet) error {
-	if err := threads.Each(func(tid int) error { return unix.SchedSetaffinity(tid, set) }); err != nil {
+	if err := threadsched.Each(func(tid int) error { return unix.SchedSetaffinity(tid, set) }); err != nil {
 		return fmt.Errorf("pin: %w", err)
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/preconf/preconf/internal/threads"
+	"github.com/preconf/preconf/internal/threadsched"
 )
 
 // TestPinSelf checks that every thread of the process moves onto the
@@ -63,7 +63,7 @@ func TestPinSelf(t *testing.T) {
 func threadAffinities(t *testing.T) map[int]unix.CPUSet {
 	t.Helper()
 	m := map[int]unix.CPUSet{}
-	if err := threads.Each(func(tid int) error {
+	if err := threadsched.Each(func(tid int) error {
 		var set unix.CPUSet
 		if err := unix.SchedGetaffinity(tid, &set); err == nil {
 			m[tid] = set

@@ -1,6 +1,6 @@
 //go:build linux
 
-package threads
+package threadsched
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ func Each(fn func(tid int) error) error {
 	for pass := 0; pass < 10; pass++ {
 		ents, err := os.ReadDir("/proc/self/task")
 		if err != nil {
-			return fmt.Errorf("threads: %w", err)
+			return fmt.Errorf("threadsched: %w", err)
 		}
 		fresh := 0
 		for _, e := range ents {
@@ -30,7 +30,7 @@ func Each(fn func(tid int) error) error {
 				continue
 			}
 			if err := fn(tid); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fmt.Errorf("threads: thread %d: %w", tid, err)
+				return fmt.Errorf("threadsched: thread %d: %w", tid, err)
 			}
 			done[tid] = true
 			fresh++

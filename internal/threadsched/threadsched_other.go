@@ -1,6 +1,6 @@
 //go:build !linux
 
-package threads
+package threadsched
 
 import "errors"
 
