@@ -42,10 +42,10 @@ func (e *executor) carryOver(b *openBlock, sealed *remote.Head, into *remote.Sta
 	} else if h.WithdrawalsHash != nil && *h.WithdrawalsHash != types.EmptyWithdrawalsHash {
 		return false
 	}
-	if len(sealed.Txs) != len(b.txs) {
+	if len(sealed.Txs) != len(b.Txs) {
 		return false
 	}
-	for i, tx := range b.txs {
+	for i, tx := range b.Txs {
 		if sealed.Txs[i] != tx.Hash() {
 			return false
 		}

@@ -14,16 +14,13 @@ import (
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/triedb"
 
+	"github.com/preconf/preconf/blockexec"
 	"github.com/preconf/preconf/follower/feed"
-	"github.com/preconf/preconf/forkrules"
-	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/remote"
-	"github.com/preconf/preconf/syscalls"
 )
 
 // ErrInvalidFlashblock is a flashblock that cannot be applied on the
@@ -82,23 +79,14 @@ func newExecutor(config *params.ChainConfig, sh *remote.Shared, hs *headers, src
 
 // openBlock is the pending block being re-executed.
 type openBlock struct {
-	payload  feed.PayloadID
-	parent   *types.Header
-	header   *types.Header // environment; cumulative fields set per flashblock
-	base     *remote.State
-	statedb  *state.StateDB
-	evm      *vm.EVM
-	gp       *core.GasPool
-	txs      types.Transactions
-	receipts types.Receipts
-	bloom    types.Bloom
-	roots    *pending.Roots // of txs and receipts
-	applied  int            // flashblocks applied
-	last     *types.Header  // the header of the last snapshot published
-	state    *pending.State
-	touched  *pending.Tracker
-	// daFootprint is the block's DA footprint so far (OP-stack Jovian on).
-	daFootprint *uint64
+	// Block is the block's execution: environment, state, EVM, gas pool,
+	// transactions and receipts.
+	*blockexec.Block
+	payload feed.PayloadID
+	base    *remote.State
+	applied int           // flashblocks applied
+	last    *types.Header // the header of the last snapshot published
+	state   *pending.State
 }
 
 // clear drops the pending block (nothing is pending until the next one).
@@ -118,7 +106,7 @@ func (e *executor) sync(parent *types.Header, fbs []*feed.Flashblock, onPublish 
 		return nil
 	}
 	b := e.blk
-	if b == nil || b.payload != fbs[0].PayloadID || b.parent.Hash() != parent.Hash() || b.applied > len(fbs) {
+	if b == nil || b.payload != fbs[0].PayloadID || b.Parent.Hash() != parent.Hash() || b.applied > len(fbs) {
 		var err error
 		if b, err = e.open(parent, fbs[0]); err != nil {
 			e.clear()
@@ -153,27 +141,20 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 	if uint64(base.Timestamp) <= parent.Time {
 		return nil, fmt.Errorf("%w: timestamp %d not after the parent's %d", ErrInvalidFlashblock, base.Timestamp, parent.Time)
 	}
-	if err := forkrules.Check(e.config, uint64(base.Timestamp)); err != nil { // a fork preconf does not implement
-		return nil, fmt.Errorf("block %d: %w", base.BlockNumber, err)
-	}
 	header := e.newHeader(parent, base)
 	st, reader, ps := e.parentState(parent) // next.go: a sealed parent, or one pre-confirmed here
 	statedb, err := state.NewWithReader(parent.Root, e.memdb, reader)
 	if err != nil {
 		return nil, err
 	}
-	t := pending.NewTracker()
-	coinbase := header.Coinbase
-	evm := forkrules.NewEVM(core.NewEVMBlockContext(header, e.headers, &coinbase, e.config, statedb), state.NewHookedState(statedb, t.Hooks()), e.config, vm.Config{})
-	b := &openBlock{
-		payload: fb.PayloadID, parent: parent, header: header, base: st, statedb: statedb, evm: evm,
-		gp: core.NewGasPool(header.GasLimit), state: ps, touched: t,
-		roots: pending.NewRoots(),
-	}
-	// EIP-4788 beacon root and EIP-2935 parent hash system calls, as the
-	// block's builder runs them before its first transaction.
+	// What the system calls before the first transaction read, in two
+	// batches, before they run.
 	e.prefetchBlockStart(st, header)
-	syscalls.Pre(e.config, header, parent.Hash(), evm)
+	exec, err := blockexec.Open(e.config, e.headers, parent, header, statedb)
+	if err != nil { // a fork preconf does not implement: not the flashblock's fault
+		return nil, err
+	}
+	b := &openBlock{Block: exec, payload: fb.PayloadID, base: st, state: ps}
 	if err := upstreamErr(b); err != nil {
 		return nil, err
 	}
@@ -211,7 +192,7 @@ func (e *executor) prefetchBlockStart(st *remote.State, header *types.Header) {
 // rewrites them, so they are never carried over; fetched in one batch here
 // instead of one request per SLOAD in the deposit).
 func (e *executor) systemSlots(h *types.Header) map[common.Address][]common.Hash {
-	slots := syscalls.RingSlots(h.Number.Uint64(), h.Time)
+	slots := blockexec.RingSlots(h.Number.Uint64(), h.Time)
 	if e.config.Optimism != nil {
 		l1 := []common.Hash{eip1967Implementation}
 		for i := range l1BlockSlots {
@@ -242,7 +223,7 @@ func (e *executor) blockAccounts(coinbase common.Address) []common.Address {
 // upstreamErr reports a read of the parent state that failed (the
 // execution's results are then meaningless, but a retry may succeed).
 func upstreamErr(b *openBlock) error {
-	if err := b.statedb.Error(); err != nil {
+	if err := b.StateDB.Error(); err != nil {
 		return err
 	}
 	return b.base.CodeErr()
@@ -348,70 +329,50 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 	}
 	t2 := time.Now()
 	e.lastFetch.Store(int64(t2.Sub(t1)))
-	first := len(b.txs)
+	first := len(b.Txs)
 	for i, tx := range txs {
-		msg, err := core.TransactionToMessage(tx, e.signer, b.header.BaseFee)
+		msg, err := core.TransactionToMessage(tx, e.signer, b.Header.BaseFee)
 		if err != nil {
 			return nil, fmt.Errorf("%w: transaction %s: %v", ErrInvalidFlashblock, tx.Hash(), err)
 		}
-		idx := len(b.txs)
-		b.statedb.SetTxContext(tx.Hash(), idx)
-		receipt, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
+		if len(b.Txs) == 0 && e.config.Optimism != nil && !tx.IsDepositTx() {
+			// The L1 fee fields and the DA footprint come from it.
+			return nil, fmt.Errorf("%w: block %d does not open with its L1-attributes deposit", ErrInvalidFlashblock, b.Header.Number)
+		}
+		_, err = b.Apply(tx, msg)
 		if uerr := upstreamErr(b); uerr != nil {
 			return nil, uerr
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: transaction %d (%s) of flashblock %d: %v", ErrInvalidFlashblock, i, tx.Hash(), fb.Index, err)
 		}
-		if idx > 0 {
-			// The L1 fee fields op-geth serves with the sealed block's receipts.
-			if err := opstack.DeriveReceipt(e.config, b.header, b.txs[0], tx, receipt); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrInvalidFlashblock, err)
-			}
-		}
-		b.txs = append(b.txs, tx)
-		b.receipts = append(b.receipts, receipt)
-	}
-	if e.config.IsJovian(b.header.Time) {
-		// Jovian's blobGasUsed is the block's DA footprint so far; a block
-		// that does not open with the L1-attributes deposit has none.
-		da, err := types.CalcDAFootprint(b.txs)
-		if err != nil {
-			return nil, fmt.Errorf("%w: flashblock %d: %v", ErrInvalidFlashblock, fb.Index, err)
-		}
-		b.daFootprint = &da
 	}
 	t3 := time.Now()
 	e.lastExec.Store(int64(t3.Sub(t2)))
-	snap := e.snapshot(b, fb, first)
+	snap, err := e.snapshot(b, fb, first)
+	if err != nil {
+		return nil, fmt.Errorf("%w: flashblock %d: %v", ErrInvalidFlashblock, fb.Index, err)
+	}
 	e.lastSnap.Store(int64(time.Since(t3)))
 	return snap, nil
 }
 
 // snapshot assembles the pending view after the open block's latest
 // flashblock (whose transactions start at index first).
-func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) *pending.Snapshot {
-	diff := b.touched.Collect(b.statedb)
-	b.state = b.state.With(diff)
-	txHash, receiptHash := b.roots.Update(b.txs, b.receipts)
-	f := pending.Flashblock{
-		Parent: b.parent, Env: b.header,
-		// The follower holds no trie: the state root is the builder's claim.
-		// Everything else in the header comes from the re-execution.
-		Root: fb.Diff.StateRoot, GasUsed: b.gp.Used(),
-		Index: fb.Index, PayloadID: b.payload,
-		Txs: b.txs, Receipts: b.receipts, First: first, Bloom: &b.bloom,
-		Diff: diff, State: b.state,
+func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) (*pending.Snapshot, error) {
+	f, err := b.Flashblock(first)
+	if err != nil {
+		return nil, err
 	}
-	if len(b.txs) > 0 {
-		f.TxHash, f.ReceiptHash = &txHash, &receiptHash
-	}
-	if e.config.IsOptimismIsthmus(b.header.Time) {
+	b.state = b.state.With(f.Diff)
+	// The follower holds no trie: the state root is the builder's claim.
+	// Everything else in the header comes from the re-execution.
+	f.Root, f.Index, f.PayloadID, f.State = fb.Diff.StateRoot, fb.Index, b.payload, b.state
+	if e.config.IsOptimismIsthmus(b.Header.Time) {
 		// The L2ToL1MessagePasser's storage root: a trie root, so a claim too.
 		root := fb.Diff.WithdrawalsRoot
 		f.WithdrawalsRoot = &root
 	}
-	f.DAFootprint = b.daFootprint
 	snap := pending.Assemble(f)
 	if snap.Header.Hash() == fb.Diff.BlockHash {
 		e.matches.Add(1)
@@ -420,5 +381,5 @@ func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) *pendi
 	}
 	b.applied++
 	b.last = snap.Header
-	return snap
+	return snap, nil
 }

@@ -150,7 +150,7 @@ func TestCarryOver(t *testing.T) {
 	b := e.blk
 	sealedHeader := types.CopyHeader(b.last)
 	sealedHeader.Root = common.Hash{0x5e}
-	hashes := []common.Hash{b.txs[0].Hash()}
+	hashes := []common.Hash{b.Txs[0].Hash()}
 	sender := crypto.PubkeyToAddress(mustKey(t).PublicKey)
 
 	for _, tc := range []struct {

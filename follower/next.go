@@ -67,7 +67,7 @@ func (e *executor) syncChain(parent *types.Header, fbs []*feed.Flashblock, after
 	for len(fbs) > 0 && len(e.chain) <= maxPreconfirmed {
 		var c chainBlock
 		for _, k := range kept {
-			if k.blk.payload == fbs[0].PayloadID && k.blk.parent.Hash() == parent.Hash() {
+			if k.blk.payload == fbs[0].PayloadID && k.blk.Parent.Hash() == parent.Hash() {
 				c = k
 				break
 			}
@@ -127,7 +127,7 @@ func (e *executor) parentState(parent *types.Header) (*remote.State, state.Reade
 // first block's parent, or a block after it the upstream has sealed since).
 func (e *executor) sealedBelow(i int) *types.Header {
 	var sealed *types.Header
-	if p := e.chain[0].blk.parent; e.headers.cached(p.Hash()) != nil {
+	if p := e.chain[0].blk.Parent; e.headers.cached(p.Hash()) != nil {
 		sealed = p
 	}
 	for _, c := range e.chain[:i] {
@@ -141,7 +141,7 @@ func (e *executor) sealedBelow(i int) *types.Header {
 // opened is the pending chain's block at number, or nil.
 func (e *executor) opened(number uint64) *openBlock {
 	for _, c := range e.chain {
-		if c.blk.header.Number.Uint64() == number {
+		if c.blk.Header.Number.Uint64() == number {
 			return c.blk
 		}
 	}
@@ -196,7 +196,7 @@ func (f *Follower) noteAhead(before []chainBlock, head uint64) {
 		switch {
 		case i < 0:
 			f.ahead.dropped.Add(1)
-		case c.blk.parent.Number.Uint64() <= head:
+		case c.blk.Parent.Number.Uint64() <= head:
 			f.ahead.kept.Add(1)
 			now[i].ahead = false
 		}

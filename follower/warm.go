@@ -29,8 +29,8 @@ func (f *Follower) warmParent(fb *feed.Flashblock) {
 	}
 	parent := b.last
 	st := f.stateAt(parent)
-	txs := make([]common.Hash, len(b.txs))
-	for i, tx := range b.txs {
+	txs := make([]common.Hash, len(b.Txs))
+	for i, tx := range b.Txs {
 		txs[i] = tx.Hash()
 	}
 	if f.exec.carryOver(b, &remote.Head{Header: parent, Txs: txs}, st) {

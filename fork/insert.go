@@ -12,7 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/event"
 
-	"github.com/preconf/preconf/syscalls"
+	"github.com/preconf/preconf/blockexec"
 )
 
 // InsertSealed stores a block the sequencer sealed on the head: the block,
@@ -107,7 +107,7 @@ func (c *Chain) prefetchAhead(g *generation, head *types.Header) {
 		// the clock is behind (a fork of an old block jumps to now).
 		n, t := head.Number.Uint64(), max(uint64(time.Now().Unix())-1, head.Time)
 		for i := uint64(1); i <= aheadBlocks; i++ {
-			for a, slots := range syscalls.RingSlots(n+i, t+i) {
+			for a, slots := range blockexec.RingSlots(n+i, t+i) {
 				want[a] = append(want[a], slots...)
 			}
 		}

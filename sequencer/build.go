@@ -13,16 +13,12 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core"
-	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/preconf/preconf/forkrules"
-	"github.com/preconf/preconf/opstack"
+	"github.com/preconf/preconf/blockexec"
 	"github.com/preconf/preconf/pending"
-	"github.com/preconf/preconf/syscalls"
 	"github.com/preconf/preconf/txpool"
 )
 
@@ -31,23 +27,14 @@ import (
 // for concurrent use, and readers see the block only through the immutable
 // snapshots publish hands to the pending source.
 type openBlock struct {
-	parent   *types.Header
-	header   *types.Header // environment; cumulative fields set per flashblock
-	rec      record        // the environment as logged at index 0
-	statedb  *state.StateDB
-	evm      *vm.EVM
-	gp       *core.GasPool
-	txs      types.Transactions
-	receipts types.Receipts
-	roots    *pending.Roots // of txs and receipts, kept as they grow (txRoots)
-	bloom    types.Bloom
-	index    uint64 // next flashblock index
-	shown    int    // transactions published so far (the next flashblock's first)
-	payload  [8]byte
-	state    *pending.State
-	touched  *pending.Tracker
-	// l1 is the L1 origin of an OP-stack block (see origin).
-	l1 *opstack.L1Info
+	// Block is the block's execution: environment, state, EVM, gas pool,
+	// transactions and receipts.
+	*blockexec.Block
+	rec     record // the environment as logged at index 0
+	index   uint64 // next flashblock index
+	shown   int    // transactions published so far (the next flashblock's first)
+	payload [8]byte
+	state   *pending.State
 	// entries are the encodings of what was applied since the last
 	// flashblock record, in order: the next record's entries.
 	entries [][]byte
@@ -58,9 +45,6 @@ type openBlock struct {
 	// withdrawals are credited when the block is finalised (only blocks
 	// built by testing_buildBlockV1 have any).
 	withdrawals types.Withdrawals
-	blobGas     uint64 // used so far (from Jovian on, the DA footprint)
-	// depositsOnly: a fork's activation block takes no user transaction.
-	depositsOnly bool
 	// held are the senders of the transactions executed since the last
 	// flashblock but not yet published (prefill), each with the nonce of
 	// its first: the pool keeps them until they are published, and the
@@ -69,16 +53,6 @@ type openBlock struct {
 	held                   map[common.Address]uint64
 	heldStale, heldInvalid []common.Hash
 	heldTook               time.Duration // executing and hashing them
-}
-
-// txRoots returns the roots of the block's transactions and receipts so
-// far, hashing only what was added since the last call (flashblocks and
-// the seal share them).
-func (b *openBlock) txRoots() (txHash, receiptHash common.Hash) {
-	if b.roots == nil {
-		b.roots = pending.NewRoots()
-	}
-	return b.roots.Update(b.txs, b.receipts)
 }
 
 // openNext opens the block on top of the chain head. env, when given (WAL
@@ -93,7 +67,7 @@ func (s *Sequencer) openNext(env *record) error { return s.open(env, nil) }
 func (s *Sequencer) reopen() error {
 	old := s.blk
 	if !old.empty() {
-		return fmt.Errorf("re-opening block %d with %d transactions", old.header.Number, len(old.txs))
+		return fmt.Errorf("re-opening block %d with %d transactions", old.Header.Number, len(old.Txs))
 	}
 	if err := s.open(nil, old.cheats); err != nil {
 		return err
@@ -162,14 +136,12 @@ func (s *Sequencer) open(env *record, cheats [][]byte) error {
 	return nil
 }
 
-// newBlock opens a block on parent with the environment rec: its state,
-// EVM and gas pool, after the system calls that precede transactions. It
-// touches nothing of the sequencer's, so a block that will not be sealed
-// (testing_buildBlockV1) is built with it outside the sequencer goroutine.
+// newBlock opens a block on parent with the environment rec (blockexec.Open:
+// the chain's rules at rec.Time, its state, EVM and gas pool, after the
+// system calls that precede transactions). It touches nothing of the
+// sequencer's, so a block that will not be sealed (testing_buildBlockV1) is
+// built with it outside the sequencer goroutine.
 func (s *Sequencer) newBlock(parent *types.Header, rec record) (*openBlock, error) {
-	if err := forkrules.Check(s.config, rec.Time); err != nil { // a fork preconf does not implement
-		return nil, fmt.Errorf("block %d: %w", rec.Number, err)
-	}
 	header := pending.NewHeader(s.config, parent, pending.Env{
 		Coinbase: rec.Coinbase, GasLimit: rec.GasLimit, Time: rec.Time, Extra: rec.Extra,
 		Random: rec.Random, BeaconRoot: rec.BeaconRoot, BaseFee: rec.BaseFee,
@@ -182,21 +154,16 @@ func (s *Sequencer) newBlock(parent *types.Header, rec record) (*openBlock, erro
 	if err != nil {
 		return nil, fmt.Errorf("state reader of block %d: %w", parent.Number, err)
 	}
-	t := pending.NewTracker()
-	coinbase := rec.Coinbase
-	evm := forkrules.NewEVM(core.NewEVMBlockContext(header, s.chain.ChainContext(), &coinbase, s.config, statedb), state.NewHookedState(statedb, t.Hooks()), s.config, vm.Config{})
-	b := &openBlock{
-		parent: parent, header: header, rec: rec, statedb: statedb, evm: evm,
-		gp: core.NewGasPool(header.GasLimit), state: pending.NewState(base), touched: t,
-		depositsOnly: s.op != nil && opstack.Activates(s.config, header.Time, parent.Time),
+	exec, err := blockexec.Open(s.config, s.chain.ChainContext(), parent, header, statedb)
+	if err != nil {
+		return nil, err
 	}
+	b := &openBlock{Block: exec, rec: rec, state: pending.NewState(base)}
 	if id := rec.Hash; id != (common.Hash{}) { // logged (replay): the id published then
 		b.setPayload([8]byte(id[:8]))
 	} else {
 		b.setPayload(firstPayload(parent.Hash(), header.Number))
 	}
-	// EIP-4788 beacon root and EIP-2935 parent hash system calls.
-	syscalls.Pre(s.config, header, parent.Hash(), evm)
 	return b, nil
 }
 
@@ -324,7 +291,7 @@ func (s *Sequencer) preconfirm() error {
 		return nil
 	}
 	if s.blk.empty() {
-		if !deposits && len(s.pool.Candidates(s.blk.statedb.GetNonce)) == 0 {
+		if !deposits && len(s.pool.Candidates(s.blk.StateDB.GetNonce)) == 0 {
 			return nil // only queued (gapped) transactions
 		}
 		if err := s.freshen(); err != nil {
@@ -357,7 +324,7 @@ func (s *Sequencer) build(fill, always bool) error {
 	// The flashblock's execution includes what prefill did ahead of it.
 	s.stats.LastBuild.Store(int64(time.Since(start) + b.heldTook))
 	b.held, b.heldStale, b.heldInvalid, b.heldTook = nil, nil, nil, 0
-	if always || len(b.txs) > first {
+	if always || len(b.Txs) > first {
 		if err := s.publish(b, first, true); err != nil {
 			return err
 		}
@@ -365,8 +332,8 @@ func (s *Sequencer) build(fill, always bool) error {
 	// Out of the pool only now that the flashblock is published: a pending
 	// state without these transactions meets their pool nonces (txpool's
 	// nonce table), never a pool without them.
-	done := make([]common.Hash, 0, len(b.txs)-first+len(stale))
-	for _, tx := range b.txs[first:] {
+	done := make([]common.Hash, 0, len(b.Txs)-first+len(stale))
+	for _, tx := range b.Txs[first:] {
 		done = append(done, tx.Hash())
 	}
 	s.pool.Remove(append(done, stale...)...)
@@ -382,17 +349,17 @@ func (s *Sequencer) build(fill, always bool) error {
 // hold set, the transactions applied are held (b.held) for the next
 // flashblock to publish.
 func (s *Sequencer) fill(b *openBlock, hold bool) (stale, invalid []common.Hash) {
-	if b.depositsOnly {
-		return nil, nil
+	if s.op != nil && b.Activation {
+		return nil, nil // a fork's activation block takes no user transaction
 	}
-	h := newRunHeap(s.candidates(b), b.header.BaseFee)
+	h := newRunHeap(s.candidates(b), b.Header.BaseFee)
 	for h.Len() > 0 {
 		if !s.fillBy.IsZero() && time.Now().After(s.fillBy) {
 			break
 		}
 		e := h.runs[0][0]
 		if !s.fits(b, e.Tx) {
-			s.log.Debug("transaction waits", "hash", e.Tx.Hash(), "gasLeft", b.gp.Gas(), "baseFee", b.header.BaseFee)
+			s.log.Debug("transaction waits", "hash", e.Tx.Hash(), "gasLeft", b.Gas.Gas(), "baseFee", b.Header.BaseFee)
 			heap.Pop(h) // does not fit this block or is underpriced: wait
 			continue
 		}
@@ -429,46 +396,30 @@ func (s *Sequencer) fill(b *openBlock, hold bool) (stale, invalid []common.Hash)
 // what is left, its fee caps reach the block's base fees. Otherwise it
 // waits in the pool.
 func (s *Sequencer) fits(b *openBlock, tx *types.Transaction) bool {
-	if b.gp.Gas() < tx.Gas() || (b.header.BaseFee != nil && tx.GasFeeCapIntCmp(b.header.BaseFee) < 0) || !s.daFits(b, tx) {
+	if b.Gas.Gas() < tx.Gas() || (b.Header.BaseFee != nil && tx.GasFeeCapIntCmp(b.Header.BaseFee) < 0) || !b.DAFits(tx) {
 		return false
 	}
 	if tx.Type() != types.BlobTxType {
 		return true
 	}
-	return b.blobGas+tx.BlobGas() <= eip4844.MaxBlobGasPerBlock(s.config, b.header.Time) &&
-		b.evm.Context.BlobBaseFee != nil && tx.BlobGasFeeCapIntCmp(b.evm.Context.BlobBaseFee) >= 0
+	return b.BlobGas+tx.BlobGas() <= eip4844.MaxBlobGasPerBlock(s.config, b.Header.Time) &&
+		b.EVM.Context.BlobBaseFee != nil && tx.BlobGasFeeCapIntCmp(b.EVM.Context.BlobBaseFee) >= 0
 }
 
 // apply executes one transaction on the open block and adds it to the
 // entries of the next flashblock record; on error the block is unchanged.
 func (s *Sequencer) apply(b *openBlock, tx *types.Transaction) error {
-	msg, err := impersonate.Message(tx, s.signer, b.header.BaseFee)
+	msg, err := impersonate.Message(tx, s.signer, b.Header.BaseFee)
 	if err != nil {
 		return err
 	}
-	idx := len(b.txs)
-	b.statedb.SetTxContext(tx.Hash(), idx)
-	snap := b.statedb.Snapshot()
-	gp := b.gp.Snapshot()
-	receipt, err := core.ApplyTransactionWithEVM(msg, b.gp, b.statedb, b.header.Number, common.Hash{}, b.header.Time, tx, b.evm)
-	if err == nil && s.op != nil && idx > 0 && b.origin() != nil {
-		// The L1 fee fields op-geth serves with the sealed block's receipt
-		// (a block testing_buildBlockV1 builds may lack the L1-attributes
-		// deposit they derive from).
-		err = opstack.DeriveReceipt(s.config, b.header, b.txs[0], tx, receipt)
-	}
-	var raw []byte
-	if err == nil {
-		raw, err = tx.MarshalBinary()
-	}
+	raw, err := tx.MarshalBinary()
 	if err != nil {
-		b.statedb.RevertToSnapshot(snap)
-		b.gp.Set(gp)
+		return err
+	}
+	if _, err := b.Apply(tx, msg); err != nil {
 		return err
 	}
 	b.entries = append(b.entries, raw)
-	b.txs = append(b.txs, tx)
-	b.receipts = append(b.receipts, receipt)
-	b.blobGas += receipt.BlobGasUsed
 	return nil
 }

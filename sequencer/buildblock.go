@@ -54,8 +54,8 @@ func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.E
 		// The pending block's transactions come first, as in the next
 		// mined block; only the sequencer goroutine may read them.
 		if err := s.do(ctx, func() error {
-			if s.blk.parent.Hash() == parent.Hash() {
-				txs = slices.Clone(s.blk.txs)
+			if s.blk.Parent.Hash() == parent.Hash() {
+				txs = slices.Clone(s.blk.Txs)
 			}
 			return nil
 		}); err != nil {
@@ -84,8 +84,8 @@ func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.E
 			sidecars[tx.Hash()] = sc
 			tx = tx.WithoutBlobTxSidecar()
 		}
-		if max := eip4844.MaxBlobGasPerBlock(s.config, b.header.Time); b.blobGas+tx.BlobGas() > max {
-			return nil, &rpc.ServerError{Msg: fmt.Sprintf("max data blobs reached: block blob gas %d of %d, tx %v needs %d", b.blobGas, max, tx.Hash(), tx.BlobGas())}
+		if max := eip4844.MaxBlobGasPerBlock(s.config, b.Header.Time); b.BlobGas+tx.BlobGas() > max {
+			return nil, &rpc.ServerError{Msg: fmt.Sprintf("max data blobs reached: block blob gas %d of %d, tx %v needs %d", b.BlobGas, max, tx.Hash(), tx.BlobGas())}
 		}
 		if err := s.apply(b, tx); err != nil {
 			if fromPool {
@@ -104,7 +104,7 @@ func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.E
 	if requests == nil && s.config.IsPrague(block.Number(), block.Time()) {
 		requests = [][]byte{}
 	}
-	env := engine.BlockToExecutableData(block, blockValue(block, b.receipts), s.sidecars(block, sidecars), requests)
+	env := engine.BlockToExecutableData(block, blockValue(block, b.Receipts), s.sidecars(block, sidecars), requests)
 	if !s.config.IsOptimism() {
 		env.ParentBeaconBlockRoot = nil // op-geth's addition; go-ethereum's envelope has none
 	}

@@ -106,7 +106,7 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 func (s *Sequencer) Cheat(ctx context.Context, plan func(StateView) ([]Write, error)) error {
 	var refused error
 	err := s.do(ctx, func() error {
-		writes, err := plan(&cheatView{StateDB: s.blk.statedb, s: s, b: s.blk})
+		writes, err := plan(&cheatView{StateDB: s.blk.StateDB, s: s, b: s.blk})
 		if err == nil {
 			for i := range writes {
 				if err = writes[i].check(); err != nil {
@@ -176,7 +176,7 @@ func applyCheatEntry(b *openBlock, entry []byte) error {
 // applyWrites writes to the open block's StateDB and marks what changed for
 // the next flashblock's diff (these writes run no execution hooks).
 func applyWrites(b *openBlock, writes []Write) {
-	db, t := b.statedb, b.touched
+	db, t := b.StateDB, b.Touched
 	for _, w := range writes {
 		switch w.Kind {
 		case WriteBalance:
@@ -204,5 +204,5 @@ func applyWrites(b *openBlock, writes []Write) {
 // afterCheat publishes the cheat just applied as a flashblock (logged
 // first).
 func (s *Sequencer) afterCheat() error {
-	return s.publish(s.blk, len(s.blk.txs), true)
+	return s.publish(s.blk, len(s.blk.Txs), true)
 }

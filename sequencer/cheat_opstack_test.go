@@ -25,7 +25,7 @@ func TestCheatsOPStack(t *testing.T) {
 		}
 	}
 	h := newManualHarnessOn(t, dir, 0, nil)
-	if n := len(h.seq.blk.txs); n != 1 {
+	if n := len(h.seq.blk.Txs); n != 1 {
 		t.Fatalf("open block holds %d transactions, want its L1-attributes deposit", n)
 	}
 	next := h.chain.Head().Time + 1000

@@ -99,7 +99,7 @@ func (s *Sequencer) queueDeposit(d Deposit) (common.Hash, error) {
 	if origin == nil {
 		return common.Hash{}, errors.New("the open block has no L1 origin")
 	}
-	if room := b.header.GasLimit - opstack.L1InfoGas; d.Gas > room {
+	if room := b.Header.GasLimit - opstack.L1InfoGas; d.Gas > room {
 		return common.Hash{}, fmt.Errorf("deposit gas %d exceeds what a block holds besides its L1-attributes deposit (%d)", d.Gas, room)
 	}
 	source := d.SourceHash
@@ -146,7 +146,7 @@ func (s *Sequencer) knownTx(hash common.Hash) bool {
 		}
 	}
 	if s.blk != nil {
-		for _, tx := range s.blk.txs {
+		for _, tx := range s.blk.Txs {
 			if tx.Hash() == hash {
 				return true
 			}
@@ -171,8 +171,8 @@ func (s *Sequencer) depositLogIndex(number uint64) uint64 {
 			}
 		}
 	}
-	count(s.blk.txs)
-	for h := s.blk.parent; h.Number.Sign() > 0; {
+	count(s.blk.Txs)
+	for h := s.blk.Parent; h.Number.Sign() > 0; {
 		blk := s.chain.BlockByHash(h.Hash())
 		if blk == nil || len(blk.Transactions()) == 0 {
 			break

@@ -60,11 +60,11 @@ func (s *Sequencer) Mine(ctx context.Context, opts MineOptions) error {
 func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error) {
 	b := s.blk
 	if ts != nil {
-		if *ts <= b.parent.Time {
-			return &rpc.InvalidParamsError{Msg: fmt.Sprintf("timestamp %d is not after the latest block's (%d, block %d)", *ts, b.parent.Time, b.parent.Number)}, nil
+		if *ts <= b.Parent.Time {
+			return &rpc.InvalidParamsError{Msg: fmt.Sprintf("timestamp %d is not after the latest block's (%d, block %d)", *ts, b.Parent.Time, b.Parent.Number)}, nil
 		}
-		if !b.empty() && *ts != b.header.Time {
-			return &rpc.ServerError{Msg: fmt.Sprintf("the pending block %d already pre-confirmed %d transactions executed at timestamp %d; a timestamp can be chosen only for a block without pre-confirmed transactions (start with --flashblock-interval 0 to keep transactions unexecuted until mined)", b.header.Number, len(b.txs), b.header.Time)}, nil
+		if !b.empty() && *ts != b.Header.Time {
+			return &rpc.ServerError{Msg: fmt.Sprintf("the pending block %d already pre-confirmed %d transactions executed at timestamp %d; a timestamp can be chosen only for a block without pre-confirmed transactions (start with --flashblock-interval 0 to keep transactions unexecuted until mined)", b.Header.Number, len(b.Txs), b.Header.Time)}, nil
 		}
 		s.set.clock.exact = *ts
 	}
@@ -97,7 +97,7 @@ func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error)
 // block being mined.
 func (s *Sequencer) freshen() error {
 	b := s.blk
-	if !b.empty() || (s.set.clock.blockTime(b.parent) == b.header.Time && !s.depositsQueued()) {
+	if !b.empty() || (s.set.clock.blockTime(b.Parent) == b.Header.Time && !s.depositsQueued()) {
 		return nil
 	}
 	return s.reopen()

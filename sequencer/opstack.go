@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/blockexec"
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/opstack"
@@ -96,22 +97,8 @@ func (s *Sequencer) opEnv(rec *record, parent *types.Header) {
 		rec.Extra = eip1559.EncodeOptimismExtraData(s.config, rec.Time, s.config.BaseFeeChangeDenominator(rec.Time), s.config.ElasticityMultiplier(), minBaseFee)
 	}
 	// A fork's activation block has room for its upgrade deposits on top of
-	// the gas limit ("Custom Upgrade Block Gas Limit"); the next block has
-	// the limit without it again.
-	rec.GasLimit += s.upgradeGas(rec.Time, parent.Time)
-}
-
-// upgradeGas is the gas a block at time on a parent at parentTime has for
-// upgrade deposits beyond the chain's gas limit.
-func (s *Sequencer) upgradeGas(time, parentTime uint64) uint64 {
-	if s.op == nil || !opstack.Activates(s.config, time, parentTime) {
-		return 0
-	}
-	a, err := opstack.ActivationAt(s.config, time, parentTime)
-	if err != nil || a == nil {
-		return 0 // refused when the block opens (applyUpgrades)
-	}
-	return a.ExtraGas
+	// the gas limit; the next block has the limit without it again.
+	rec.GasLimit += blockexec.UpgradeGas(s.config, rec.Time, parent.Time)
 }
 
 // steadyGasLimit is parent's gas limit without its upgrade allowance.
@@ -119,56 +106,37 @@ func (s *Sequencer) steadyGasLimit(parent *types.Header) uint64 {
 	if s.op == nil || parent.Number.Sign() == 0 {
 		return parent.GasLimit
 	}
-	grand := s.chain.HeaderByNumber(parent.Number.Uint64() - 1)
-	if grand == nil {
-		return parent.GasLimit
-	}
-	return parent.GasLimit - s.upgradeGas(parent.Time, grand.Time)
+	return blockexec.SteadyGasLimit(s.config, parent, s.chain.HeaderByNumber(parent.Number.Uint64()-1))
 }
 
-// applyUpgrades applies the upgrade deposits of the forks activating in b,
-// after its other deposits, as the rollup node orders them. Such a block
-// takes no user transaction (b.depositsOnly).
+// applyUpgrades applies the upgrade deposits of the forks activating in b
+// (blockexec), after its other deposits, and logs them with the block's
+// entries. Such a block takes no user transaction (fill).
 func (s *Sequencer) applyUpgrades(b *openBlock) error {
-	a, err := opstack.ActivationAt(s.config, b.header.Time, b.parent.Time)
+	a, err := b.ApplyUpgrades()
 	if err != nil || a == nil {
 		return err
 	}
 	for _, tx := range a.Deposits {
-		if err := s.apply(b, tx); err != nil {
-			return fmt.Errorf("block %d: %v upgrade deposit %s: %w", b.header.Number, a.Forks, tx.Hash(), err)
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			return err
 		}
+		b.entries = append(b.entries, raw)
 	}
-	s.log.Info("activated", "forks", fmt.Sprint(a.Forks), "block", b.header.Number, "deposits", len(a.Deposits))
+	s.log.Info("activated", "forks", fmt.Sprint(a.Forks), "block", b.Header.Number, "deposits", len(a.Deposits))
 	return nil
-}
-
-// daFits reports whether tx's data-availability footprint fits what is
-// left of b's (Jovian: the block's footprint, its blobGasUsed, stays within
-// its gas limit).
-func (s *Sequencer) daFits(b *openBlock, tx *types.Transaction) bool {
-	l1 := b.origin()
-	if s.op == nil || l1 == nil || l1.DAFootprintGasScalar == 0 || !s.config.IsJovian(b.header.Time) {
-		return true
-	}
-	da := tx.RollupCostData().EstimatedDASize().Uint64() * uint64(l1.DAFootprintGasScalar)
-	return b.blobGas+da <= b.header.GasLimit
 }
 
 // origin is the L1 origin b's L1-attributes deposit carries (nil when b
 // does not open with one).
-func (b *openBlock) origin() *opstack.L1Info {
-	if b.l1 == nil && len(b.txs) > 0 && b.txs[0].IsDepositTx() {
-		b.l1, _, _ = opstack.ParseL1Info(b.txs[0].Data())
-	}
-	return b.l1
-}
+func (b *openBlock) origin() *opstack.L1Info { return b.L1() }
 
 // empty reports whether b holds no transaction but, on an OP-stack chain,
 // its L1-attributes deposit: manual mining re-opens such a block at a later
 // time (freshen), whose deposit is then that time's.
 func (b *openBlock) empty() bool {
-	return len(b.txs) == 0 || (len(b.txs) == 1 && b.origin() != nil)
+	return len(b.Txs) == 0 || (len(b.Txs) == 1 && b.origin() != nil)
 }
 
 // depositsQueued reports whether user deposits wait for the next block.
@@ -193,15 +161,14 @@ func (s *Sequencer) parentOrigin(parent *types.Header) *opstack.L1Info {
 
 // openL1Deposit applies the new block's L1-attributes deposit.
 func (s *Sequencer) openL1Deposit(b *openBlock) error {
-	info := s.op.l1.Next(s.parentOrigin(b.parent), b.header.Time)
-	l1tx, err := info.Deposit(s.config, b.header.Time, b.parent.Time)
+	info := s.op.l1.Next(s.parentOrigin(b.Parent), b.Header.Time)
+	l1tx, err := info.Deposit(s.config, b.Header.Time, b.Parent.Time)
 	if err != nil {
-		return fmt.Errorf("block %d: L1-attributes deposit: %w", b.header.Number, err)
+		return fmt.Errorf("block %d: L1-attributes deposit: %w", b.Header.Number, err)
 	}
 	if err := s.apply(b, l1tx); err != nil {
-		return fmt.Errorf("block %d: L1-attributes deposit: %w", b.header.Number, err)
+		return fmt.Errorf("block %d: L1-attributes deposit: %w", b.Header.Number, err)
 	}
-	b.l1 = info
 	return nil
 }
 
@@ -210,14 +177,14 @@ func (s *Sequencer) openL1Deposit(b *openBlock) error {
 func (s *Sequencer) applyQueuedDeposits(b *openBlock) error {
 	kept := s.op.queue[:0]
 	for _, tx := range s.op.queue {
-		if b.gp.Gas() < tx.Gas() {
+		if b.Gas.Gas() < tx.Gas() {
 			kept = append(kept, tx)
 			continue
 		}
 		if err := s.apply(b, tx); err != nil {
 			// A deposit's failure is in its receipt; only a full block
 			// refuses one (checked above).
-			return fmt.Errorf("block %d: user deposit %s: %w", b.header.Number, tx.Hash(), err)
+			return fmt.Errorf("block %d: user deposit %s: %w", b.Header.Number, tx.Hash(), err)
 		}
 	}
 	s.op.queue = kept
@@ -232,13 +199,21 @@ func (s *Sequencer) sealedOrigin(b *openBlock, hash common.Hash) {
 	}
 }
 
+// passerRoot reports whether b's withdrawals root is the
+// L2ToL1MessagePasser's storage root: an OP-stack block from Isthmus on
+// (not in fork mode, which builds on an upstream's chain without its L1
+// side: its blocks keep the empty root).
+func (s *Sequencer) passerRoot(b *openBlock) bool {
+	return s.op != nil && s.config.IsOptimismIsthmus(b.Header.Time)
+}
+
 // withdrawalsRoot is the header's withdrawals root of an OP-stack block
 // from Isthmus on, the L2ToL1MessagePasser's storage root after the
-// block's transactions (b.statedb's root computed), nil otherwise.
+// block's transactions (b.StateDB's root computed), nil otherwise.
 func (s *Sequencer) withdrawalsRoot(b *openBlock) *common.Hash {
-	if s.op == nil || !s.config.IsOptimismIsthmus(b.header.Time) {
+	if !s.passerRoot(b) {
 		return nil
 	}
-	root := b.statedb.GetStorageRoot(params.OptimismL2ToL1MessagePasser)
+	root := b.StateDB.GetStorageRoot(params.OptimismL2ToL1MessagePasser)
 	return &root
 }

@@ -45,8 +45,8 @@ func (s *Sequencer) prefill() {
 	if len(b.held) > 0 {
 		// Hash what was executed now too: flashblock 1's state root and
 		// transaction and receipt roots then hash only what it adds.
-		b.statedb.IntermediateRoot(s.config.IsEIP158(b.header.Number))
-		b.txRoots()
+		b.StateDB.IntermediateRoot(s.config.IsEIP158(b.Header.Number))
+		b.Roots()
 	}
 }
 
@@ -67,18 +67,18 @@ func (s *Sequencer) publishHeld() error {
 // transaction leaves the pool only once a published state holds it.
 func (s *Sequencer) candidates(b *openBlock) [][]*txpool.Entry {
 	if len(b.held) == 0 {
-		return s.pool.Candidates(b.statedb.GetNonce)
+		return s.pool.Candidates(b.StateDB.GetNonce)
 	}
 	runs := s.pool.Candidates(func(a common.Address) uint64 {
 		if n, ok := b.held[a]; ok {
 			return n
 		}
-		return b.statedb.GetNonce(a)
+		return b.StateDB.GetNonce(a)
 	})
 	out := runs[:0]
 	for _, run := range runs {
 		if _, ok := b.held[run[0].From]; ok {
-			next := b.statedb.GetNonce(run[0].From)
+			next := b.StateDB.GetNonce(run[0].From)
 			for len(run) > 0 && run[0].Tx.Nonce() < next {
 				run = run[1:]
 			}

@@ -37,7 +37,7 @@ func TestPrefill(t *testing.T) {
 			if snap.Index != 0 || len(snap.Block().Transactions()) != 1 || snap.Block().Transactions()[0].Type() != types.DepositTxType {
 				t.Fatalf("flashblock %d holds %d transactions, want 0 with the deposit alone", snap.Index, len(snap.Block().Transactions()))
 			}
-			if got := len(s.blk.txs); got != 1+len(held) {
+			if got := len(s.blk.Txs); got != 1+len(held) {
 				t.Fatalf("open block executed %d transactions, want the deposit and %d held", got, len(held))
 			}
 			for _, tx := range held {

@@ -22,8 +22,8 @@ import (
 // sequencer with the record logged but never published, and a restart
 // executes it again.
 func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
-	if err := stateErr(b.statedb); err != nil {
-		return fmt.Errorf("block %d flashblock %d: %w", b.header.Number, b.index, err)
+	if err := stateErr(b.StateDB); err != nil {
+		return fmt.Errorf("block %d flashblock %d: %w", b.Header.Number, b.index, err)
 	}
 	rec := b.flashblockRecord()
 	b.logged = append(b.logged, rec)
@@ -47,20 +47,17 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 		}
 		return r.err
 	}
-	root := b.statedb.IntermediateRoot(s.config.IsEIP158(b.header.Number))
-	if err := stateErr(b.statedb); err != nil {
-		return errors.Join(fmt.Errorf("block %d flashblock %d: %w", b.header.Number, b.index, err), wait())
+	root := b.StateDB.IntermediateRoot(s.config.IsEIP158(b.Header.Number))
+	if err := stateErr(b.StateDB); err != nil {
+		return errors.Join(fmt.Errorf("block %d flashblock %d: %w", b.Header.Number, b.index, err), wait())
 	}
-	diff := b.touched.Collect(b.statedb)
-	st := b.state.With(diff) // the open block's state once the record is durable
-	txHash, receiptHash := b.txRoots()
-	snap := pending.Assemble(pending.Flashblock{
-		Parent: b.parent, Env: b.header, Root: root, GasUsed: b.gp.Used(),
-		Index: b.index, PayloadID: b.payload,
-		Txs: b.txs, Receipts: b.receipts, First: first, Bloom: &b.bloom,
-		Diff: diff, State: st, WithdrawalsRoot: s.withdrawalsRoot(b),
-		TxHash: &txHash, ReceiptHash: &receiptHash,
-	})
+	f, err := b.Flashblock(first)
+	if err != nil {
+		return errors.Join(fmt.Errorf("block %d flashblock %d: %w", b.Header.Number, b.index, err), wait())
+	}
+	st := b.state.With(f.Diff) // the open block's state once the record is durable
+	f.Root, f.Index, f.PayloadID, f.State, f.WithdrawalsRoot = root, b.index, b.payload, st, s.withdrawalsRoot(b)
+	snap := pending.Assemble(f)
 	built := time.Now()
 	if err := wait(); err != nil {
 		return err
@@ -73,10 +70,10 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	s.stats.published(built, durable)
 	s.lastPublish, s.lastIndex = time.Now(), b.index
 	b.index++
-	b.shown = len(b.txs)
+	b.shown = len(b.Txs)
 	s.stats.Flashblocks.Add(1)
 	s.stats.Txs.Add(uint64(snap.NewTxs))
-	s.notify(b.txs[first:])
+	s.notify(b.Txs[first:])
 	return nil
 }
 

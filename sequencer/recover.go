@@ -53,7 +53,7 @@ func (s *Sequencer) recover(recs []record) error {
 				return err
 			}
 		case recSeal:
-			if s.blk == nil || s.blk.header.Number.Uint64() != rec.Number {
+			if s.blk == nil || s.blk.Header.Number.Uint64() != rec.Number {
 				continue
 			}
 			want := rec.Hash
@@ -74,7 +74,7 @@ func (s *Sequencer) recover(recs []record) error {
 	}
 	s.share()
 	if s.blk != nil {
-		s.log.Info("resumed pending block from the WAL", "number", s.blk.header.Number, "flashblocks", s.blk.index, "txs", len(s.blk.txs))
+		s.log.Info("resumed pending block from the WAL", "number", s.blk.Header.Number, "flashblocks", s.blk.index, "txs", len(s.blk.Txs))
 	}
 	if readmitted := s.readmit(admits); readmitted > 0 {
 		s.log.Info("re-admitted pooled transactions from the WAL", "count", readmitted)
@@ -100,14 +100,14 @@ func (s *Sequencer) replayFlashblock(rec *record) error {
 		if err := s.openNext(rec); err != nil {
 			return err
 		}
-	} else if rec.Number == s.blk.header.Number.Uint64() && rec.Index == 0 && s.blk.empty() {
+	} else if rec.Number == s.blk.Header.Number.Uint64() && rec.Index == 0 && s.blk.empty() {
 		// The empty open block was re-opened at a later time (freshen):
 		// it goes on from the new environment.
 		if err := s.openNext(rec); err != nil {
 			return err
 		}
-	} else if rec.Number != s.blk.header.Number.Uint64() || rec.Index != s.blk.index {
-		if rec.Number == s.blk.header.Number.Uint64()+1 && rec.Index == 0 {
+	} else if rec.Number != s.blk.Header.Number.Uint64() || rec.Index != s.blk.index {
+		if rec.Number == s.blk.Header.Number.Uint64()+1 && rec.Index == 0 {
 			// The seal record is missing but the next block was started:
 			// the block was sealed; redo it.
 			root, err := s.seal(nil)
@@ -119,7 +119,7 @@ func (s *Sequencer) replayFlashblock(rec *record) error {
 			}
 			return s.replayFlashblock(rec)
 		}
-		s.log.Warn("skipping out-of-order WAL flashblock", "number", rec.Number, "index", rec.Index, "open", s.blk.header.Number, "next", s.blk.index)
+		s.log.Warn("skipping out-of-order WAL flashblock", "number", rec.Number, "index", rec.Index, "open", s.blk.Header.Number, "next", s.blk.index)
 		return nil
 	}
 	b := s.blk

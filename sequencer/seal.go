@@ -5,13 +5,9 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/params"
-	"github.com/ethereum/go-ethereum/trie"
-	"github.com/holiman/uint256"
 
-	"github.com/preconf/preconf/syscalls"
+	"github.com/preconf/preconf/blockexec"
 )
 
 // seal finalises the open block, logs the seal and has the chain insert it
@@ -26,7 +22,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	if err != nil {
 		return common.Hash{}, err
 	}
-	if err := stateErr(b.statedb); err != nil {
+	if err := stateErr(b.StateDB); err != nil {
 		return common.Hash{}, fmt.Errorf("seal block %d: %w", block.NumberU64(), err)
 	}
 	hash, n := block.Hash(), block.NumberU64()
@@ -39,7 +35,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 			return common.Hash{}, err
 		}
 	}
-	root, err := s.chain.InsertSealed(block, b.receipts, b.statedb)
+	root, err := s.chain.InsertSealed(block, b.Receipts, b.StateDB)
 	if err != nil {
 		return common.Hash{}, err
 	}
@@ -54,56 +50,15 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 		s.stats.MaxSeal.Store(int64(d))
 	}
 	s.stats.Blocks.Add(1)
-	s.log.Debug("sealed block", "number", n, "hash", hash, "txs", len(b.txs), "gas", block.GasUsed(), "elapsed", d)
+	s.log.Debug("sealed block", "number", n, "hash", hash, "txs", len(b.Txs), "gas", block.GasUsed(), "elapsed", d)
 	return root, nil
 }
 
-// finalise runs the open block's post-execution system calls, credits its
-// withdrawals and assembles the block: final gas, state root, requests and
-// blob gas in the header. It also returns the requests (nil before Prague).
+// finalise closes the open block (blockexec: the post-execution system
+// calls, its withdrawals, the roots) and returns it with its requests (nil
+// before Prague).
 func (s *Sequencer) finalise(b *openBlock) (*types.Block, [][]byte, error) {
-	header := types.CopyHeader(b.header)
-	var logs []*types.Log
-	for _, r := range b.receipts {
-		logs = append(logs, r.Logs...)
-	}
-	requests, err := syscalls.Post(s.config, header, logs, b.evm)
-	if err != nil {
-		return nil, nil, fmt.Errorf("block %d post-execution: %w", header.Number, err)
-	}
-	if requests != nil {
-		rh := types.CalcRequestsHash(requests)
-		header.RequestsHash = &rh
-	}
-	for _, w := range b.withdrawals { // as go-ethereum's beacon engine: amounts in gwei
-		amount := new(uint256.Int).Mul(uint256.NewInt(w.Amount), uint256.NewInt(params.GWei))
-		b.statedb.AddBalance(w.Address, amount, tracing.BalanceIncreaseWithdrawal)
-	}
-	header.GasUsed = b.gp.Used()
-	header.Root = b.statedb.IntermediateRoot(s.config.IsEIP158(header.Number))
-	if root := s.withdrawalsRoot(b); root != nil {
-		header.WithdrawalsHash = root
-	}
-	if header.BlobGasUsed != nil {
-		var blobGas uint64
-		for _, r := range b.receipts {
-			blobGas += r.BlobGasUsed
-		}
-		header.BlobGasUsed = &blobGas
-	}
-	var withdrawals []*types.Withdrawal
-	if header.WithdrawalsHash != nil {
-		withdrawals = make([]*types.Withdrawal, 0, len(b.withdrawals))
-		withdrawals = append(withdrawals, b.withdrawals...)
-	}
-	// The transaction and receipt roots are the flashblocks' (txRoots
-	// hashes only what the last one did not cover), not the whole block
-	// hashed again: the shell block sets every other derived field.
-	shell := types.NewBlock(header, &types.Body{Withdrawals: withdrawals}, nil, trie.NewStackTrie(nil), s.config)
-	h := shell.Header()
-	h.TxHash, h.ReceiptHash = b.txRoots()
-	h.Bloom = types.MergeBloom(b.receipts)
-	return types.NewBlockWithHeader(h).WithBody(types.Body{Transactions: b.txs, Withdrawals: shell.Withdrawals()}), requests, nil
+	return b.Finalise(blockexec.Sealing{Withdrawals: b.withdrawals, PasserRoot: s.passerRoot(b)})
 }
 
 // settle moves the safe and finalized markers to the blocks SafeLag and

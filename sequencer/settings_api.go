@@ -54,7 +54,7 @@ func (s *Sequencer) SetNextBaseFee(ctx context.Context, fee *big.Int) error {
 // open one while it holds none (but, on an OP-stack chain, its
 // L1-attributes deposit: openBlock.empty).
 func (s *Sequencer) nextEmpty() uint64 {
-	n := s.blk.header.Number.Uint64()
+	n := s.blk.Header.Number.Uint64()
 	if !s.blk.empty() {
 		n++
 	}
@@ -99,11 +99,11 @@ func (s *Sequencer) SetNextBlockTimestamp(ctx context.Context, t uint64) error {
 // timeRefusal says why the open block cannot get timestamp t.
 func (s *Sequencer) timeRefusal(t uint64) error {
 	b := s.blk
-	if t <= b.parent.Time {
-		return fmt.Errorf("timestamp %d is not after the latest block's (%d, block %d)", t, b.parent.Time, b.parent.Number)
+	if t <= b.Parent.Time {
+		return fmt.Errorf("timestamp %d is not after the latest block's (%d, block %d)", t, b.Parent.Time, b.Parent.Number)
 	}
-	if !b.empty() && t != b.header.Time {
-		return fmt.Errorf("the pending block %d already pre-confirmed %d transactions executed at timestamp %d; a timestamp can be chosen only for a block without pre-confirmed transactions (mine it first, or start with --flashblock-interval 0 to keep transactions unexecuted until mined)", b.header.Number, len(b.txs), b.header.Time)
+	if !b.empty() && t != b.Header.Time {
+		return fmt.Errorf("the pending block %d already pre-confirmed %d transactions executed at timestamp %d; a timestamp can be chosen only for a block without pre-confirmed transactions (mine it first, or start with --flashblock-interval 0 to keep transactions unexecuted until mined)", b.Header.Number, len(b.Txs), b.Header.Time)
 	}
 	return nil
 }
@@ -113,7 +113,7 @@ func (s *Sequencer) timeRefusal(t uint64) error {
 // in time here: the next one is at least the latest's time + 1.
 func (s *Sequencer) SetTime(ctx context.Context, t uint64) (uint64, error) {
 	v, err := s.configure(ctx, func(next *settings) (any, error) {
-		before := next.clock.blockTime(s.blk.parent)
+		before := next.clock.blockTime(s.blk.Parent)
 		next.clock.reset(t)
 		if t > before {
 			return t - before, nil
@@ -134,7 +134,7 @@ func (s *Sequencer) SetTimestampInterval(ctx context.Context, secs uint64, remov
 		was := next.clock.stepped
 		if remove {
 			if was { // the clock goes on from the last stepped time
-				next.clock.reset(next.clock.blockTime(s.blk.parent) - 1)
+				next.clock.reset(next.clock.blockTime(s.blk.Parent) - 1)
 			}
 			next.clock.stepped, next.clock.interval = false, 0
 		} else {

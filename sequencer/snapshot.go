@@ -76,7 +76,7 @@ func (s *Sequencer) Snapshot(ctx context.Context) (uint64, error) {
 	var id uint64
 	err := s.do(ctx, func() error {
 		b := s.blk
-		snap := &snapshotState{ID: s.set.nextSnapshot, Number: b.parent.Number.Uint64(), Hash: b.parent.Hash(), Pool: s.poolEncodings(), Deposits: s.depositEncodings()}
+		snap := &snapshotState{ID: s.set.nextSnapshot, Number: b.Parent.Number.Uint64(), Hash: b.Parent.Hash(), Pool: s.poolEncodings(), Deposits: s.depositEncodings()}
 		for _, r := range b.logged {
 			snap.Open = append(snap.Open, *r)
 		}
@@ -252,7 +252,7 @@ func (s *Sequencer) restoreOpen(recs []record) error {
 		if b == nil || rec.Index != b.index {
 			return fmt.Errorf("snapshot record of block %d flashblock %d does not follow the open block", rec.Number, rec.Index)
 		}
-		first := len(b.txs)
+		first := len(b.Txs)
 		if err := s.replayEntries(b, &rec); err != nil {
 			return err
 		}

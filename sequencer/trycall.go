@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/eth/tracers/logger"
 	"github.com/holiman/uint256"
+
 	"github.com/preconf/preconf/forkrules"
 )
 
@@ -51,11 +52,11 @@ func (v *cheatView) TryCall(writes []Write, to common.Address, data []byte) ([]b
 		}
 	}
 	acl := logger.NewAccessListTracer(nil, map[common.Address]struct{}{})
-	coinbase := v.b.header.Coinbase
-	ctx := core.NewEVMBlockContext(v.b.header, v.s.chain.ChainContext(), &coinbase, v.s.config, db)
+	coinbase := v.b.Header.Coinbase
+	ctx := core.NewEVMBlockContext(v.b.Header, v.s.chain.ChainContext(), &coinbase, v.s.config, db)
 	evm := forkrules.NewEVM(ctx, db, v.s.config, vm.Config{Tracer: acl.Hooks(), NoBaseFee: true})
-	rules := v.s.config.Rules(v.b.header.Number, true, v.b.header.Time)
-	db.Prepare(rules, common.Address{}, coinbase, &to, vm.ActivePrecompiles(rules), nil)
+	rules := forkrules.At(v.s.config, v.b.Header.Number, v.b.Header.Time)
+	db.Prepare(rules.Rules, common.Address{}, coinbase, &to, rules.ActivePrecompiles(), nil)
 	ret, _, err := evm.Call(common.Address{}, to, data, TryCallGas, new(uint256.Int))
 	var slots []common.Hash
 	for _, t := range acl.AccessList() {

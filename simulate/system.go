@@ -13,7 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/holiman/uint256"
 
-	"github.com/preconf/preconf/syscalls"
+	"github.com/preconf/preconf/blockexec"
 )
 
 // The block's system calls (EIP-4788 beacon root, EIP-2935 parent hash,
@@ -81,14 +81,14 @@ func slotHash(i uint64) (h common.Hash) {
 	return h
 }
 
-// preExecution is syscalls.Pre.
+// preExecution is blockexec.PreSystemCalls.
 func (s *simulator) preExecution(db *state.StateDB, header *types.Header, parentHash common.Hash, evm *vm.EVM, precompiles vm.PrecompiledContracts) {
 	cfg := s.e.config
 	prague := cfg.IsPrague(header.Number, header.Time)
 	if !s.native(header, precompiles) || (header.ParentBeaconRoot != nil && !s.sys.canonicalCode(db, s.base.Prestate, 0, beaconRootsCodeHash)) ||
 		(prague && !s.sys.canonicalCode(db, s.base.Prestate, 1, historyCodeHash)) {
 		s.sys.flush(db) // the contracts run in the EVM: their storage as it stands
-		syscalls.Pre(cfg, header, parentHash, evm)
+		blockexec.PreSystemCalls(cfg, header, parentHash, evm)
 		return
 	}
 	// The Canyon create2 deployer (OP stack, at exactly Canyon's timestamp)
@@ -104,11 +104,11 @@ func (s *simulator) preExecution(db *state.StateDB, header *types.Header, parent
 	s.sys.settle(db)
 }
 
-// postExecution is syscalls.Post.
+// postExecution is blockexec.PostSystemCalls.
 func (s *simulator) postExecution(db *state.StateDB, header *types.Header, logs []*types.Log, evm *vm.EVM, precompiles vm.PrecompiledContracts) ([][]byte, error) {
 	cfg := s.e.config
 	if cfg.IsIsthmus(header.Time) || !cfg.IsPrague(header.Number, header.Time) {
-		return syscalls.Post(cfg, header, logs, evm) // no queue calls
+		return blockexec.PostSystemCalls(cfg, header, logs, evm) // no queue calls
 	}
 	queues := [2]requestQueue{withdrawalQueue, consolidationQueue}
 	var slots [2]queueSlots
@@ -134,7 +134,7 @@ func (s *simulator) postExecution(db *state.StateDB, header *types.Header, logs 
 	}
 	s.queueTouched = [2]bool{true, true}
 	s.sys.flush(db)
-	return syscalls.Post(cfg, header, logs, evm)
+	return blockexec.PostSystemCalls(cfg, header, logs, evm)
 }
 
 // queueSlots are a queue contract's excess, count, head and tail slots.

@@ -14,7 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/core/vm"
 
-	"github.com/preconf/preconf/syscalls"
+	"github.com/preconf/preconf/blockexec"
 )
 
 // Tracing (debug_trace*) executes under caller-supplied tracer hooks, with
@@ -119,7 +119,7 @@ type Replay struct {
 func (e *Engine) NewReplay(ctx context.Context, header, parent *types.Header, hash common.Hash, db *state.StateDB) *Replay {
 	blockCtx := core.NewEVMBlockContext(header, e.chain, nil, e.config, db)
 	evm := newEVM(blockCtx, db, e.config, vm.Config{})
-	syscalls.Pre(e.config, header, parent.Hash(), evm)
+	blockexec.PreSystemCalls(e.config, header, parent.Hash(), evm)
 	return &Replay{e: e, header: header, hash: hash, blockCtx: blockCtx, db: db, evm: evm,
 		signer: impersonate.NewSigner(types.MakeSigner(e.config, header.Number, header.Time))}
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/ethereum/go-ethereum/core/vm"
 	"github.com/ethereum/go-ethereum/params"
 
+	"github.com/preconf/preconf/blockexec"
 	"github.com/preconf/preconf/forkrules"
 	"github.com/preconf/preconf/pending"
-	"github.com/preconf/preconf/syscalls"
 )
 
 // TxChanges is what one transaction (or, at Tx -1, the block's opening
@@ -78,7 +78,7 @@ func (c *Chain) Changes(b *Block) ([]TxChanges, error) {
 		}
 		return TxChanges{Tx: i, Diff: d, Prior: p, PriorSlots: ps}
 	}
-	syscalls.Pre(c.Config, h, h.ParentHash, evm)
+	blockexec.PreSystemCalls(c.Config, h, h.ParentHash, evm)
 	out := []TxChanges{collect(-1)}
 	signer := types.MakeSigner(c.Config, h.Number, h.Time)
 	gp := core.NewGasPool(h.GasLimit)

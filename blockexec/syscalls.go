@@ -1,11 +1,12 @@
-// Package syscalls runs a block's system calls around its transactions in the
-// order op-geth's state processor and miner run them, so that the sequencer,
-// the follower and the simulation engine build the same blocks go-ethereum
-// (and, on OP-stack configs, op-geth) would: the Canyon create2 deployer,
-// the EIP-4788 beacon root and EIP-2935 parent hash before the first
-// transaction; the EIP-6110/7002/7251 requests after the last one (none from
-// Isthmus on, where an OP-stack block commits to an empty requests list).
-package syscalls
+package blockexec
+
+// A block's system calls around its transactions, in the order op-geth's
+// state processor and miner run them: the Canyon create2 deployer, the
+// EIP-4788 beacon root and EIP-2935 parent hash before the first
+// transaction; the EIP-6110/7002/7251 requests after the last one (none
+// from Isthmus on, where an OP-stack block commits to an empty requests
+// list). Open and Finalise run them; the simulation engine and block
+// replays, which make their own EVMs, call them directly.
 
 import (
 	"fmt"
@@ -19,10 +20,10 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 )
 
-// Pre runs the system calls that precede a block's transactions in evm,
+// PreSystemCalls runs the system calls that precede a block's transactions in evm,
 // whose block context is the block of header (parentHash is its parent's
 // hash). The EVM's StateDB receives every write, hooks included.
-func Pre(config *params.ChainConfig, header *types.Header, parentHash common.Hash, evm *vm.EVM) {
+func PreSystemCalls(config *params.ChainConfig, header *types.Header, parentHash common.Hash, evm *vm.EVM) {
 	misc.EnsureCreate2Deployer(config, header.Time, evm.StateDB)
 	if root := header.ParentBeaconRoot; root != nil {
 		core.ProcessBeaconBlockRoot(*root, evm)
@@ -32,10 +33,10 @@ func Pre(config *params.ChainConfig, header *types.Header, parentHash common.Has
 	}
 }
 
-// Post runs the system calls that follow a block's transactions (whose logs
+// PostSystemCalls runs the system calls that follow a block's transactions (whose logs
 // are logs) and returns the block's requests: nil before Prague (no
 // requests hash), an empty list on OP-stack chains from Isthmus on.
-func Post(config *params.ChainConfig, header *types.Header, logs []*types.Log, evm *vm.EVM) ([][]byte, error) {
+func PostSystemCalls(config *params.ChainConfig, header *types.Header, logs []*types.Log, evm *vm.EVM) ([][]byte, error) {
 	if config.IsIsthmus(header.Time) {
 		return [][]byte{}, nil
 	}
