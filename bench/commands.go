@@ -72,7 +72,16 @@ func commands() []*command {
 	cmds := []*command{
 		{name: "compare", help: "the peer comparison: reads and eth_simulateV1 bundles at 32 connections, preconf vs anvil and geth (default)",
 			flags: co.AddFlags, run: func(h harness.Options, log io.Writer) ([]part, error) {
-				return comparePart(h, co, "main", log)
+				if !h.Pin {
+					return comparePart(h, co, "main", log)
+				}
+				// Pinned, its own section; the README quotes both runs
+				// (all writes it), so a pinned run alone leaves it.
+				ps, err := comparePart(h, co, "pinned", log)
+				for i := range ps {
+					ps[i].sections = ps[i].sections[:1]
+				}
+				return ps, err
 			}},
 		{name: "writeload", help: "reads while writing: sustained transfers/s to the sequencer while pending reads run",
 			flags: wo.AddFlags, run: func(h harness.Options, log io.Writer) ([]part, error) {
