@@ -18,53 +18,20 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-)
 
-var binary struct {
-	once sync.Once
-	path string
-	err  error
-}
+	"github.com/preconf/preconf/tests/procs"
+)
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binary.path != "" {
-		os.RemoveAll(filepath.Dir(binary.path))
-	}
+	procs.Cleanup()
 	os.Exit(code)
-}
-
-// preconfBinary builds cmd/preconf once.
-func preconfBinary(t *testing.T) string {
-	t.Helper()
-	binary.once.Do(func() {
-		dir, err := os.MkdirTemp("", "preconf-reliability-")
-		if err != nil {
-			binary.err = err
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		bin := filepath.Join(dir, "preconf")
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/preconf")
-		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		binary.path = bin
-	})
-	if binary.err != nil {
-		t.Fatal(binary.err)
-	}
-	return binary.path
 }
 
 // proc is one preconf process on a loopback port.
@@ -79,21 +46,11 @@ type proc struct {
 	mu     sync.Mutex
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-}
-
 // startProc runs preconf with args (a fresh port is added) and waits for
 // /readyz.
 func startProc(t *testing.T, prefix []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, args: append(args, "--http.port", freePort(t)), prefix: prefix}
+	p := &proc{t: t, args: append(args, "--http.port", procs.FreePort(t)), prefix: prefix}
 	p.start()
 	t.Cleanup(func() {
 		p.stop()
@@ -106,7 +63,7 @@ func startProc(t *testing.T, prefix []string, args ...string) *proc {
 
 func (p *proc) start() {
 	p.t.Helper()
-	argv := append(append(append([]string{}, p.prefix...), preconfBinary(p.t)), p.args...)
+	argv := append(append(append([]string{}, p.prefix...), procs.Binary(p.t)), p.args...)
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.logs = new(bytes.Buffer)
 	w := &lockedWriter{mu: &p.mu, w: p.logs}
