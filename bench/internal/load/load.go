@@ -88,6 +88,9 @@ func Run(cfg Config) (Result, error) {
 			c.Close()
 		}
 	}()
+	if conns[0].sock != nil { // connection 0 is always sampled
+		waitStamping(time.Second) // if it never comes, Result has no in-socket figures
+	}
 
 	var (
 		issued   atomic.Int64
@@ -95,6 +98,7 @@ func Run(cfg Config) (Result, error) {
 		errOnce  sync.Once
 		firstErr string
 		wg       sync.WaitGroup
+		ready    sync.WaitGroup // workers with their buffers allocated
 		start    = make(chan struct{})
 		lats     = make([][]time.Duration, cfg.Conns)
 		socks    = make([][]time.Duration, cfg.Conns) // answer in socket − send
@@ -108,6 +112,7 @@ func Run(cfg Config) (Result, error) {
 	var end time.Time
 	for w := range conns {
 		wg.Add(1)
+		ready.Add(1)
 		go func(w int) {
 			defer wg.Done()
 			c := conns[w]
@@ -116,6 +121,7 @@ func Run(cfg Config) (Result, error) {
 			if c.sock != nil {
 				sock = make([]time.Duration, 0, perConn)
 			}
+			ready.Done()
 			<-start
 			c.Conn.SetDeadline(end.Add(10 * time.Second))
 			for i := w; ; i++ {
@@ -150,6 +156,11 @@ func Run(cfg Config) (Result, error) {
 			lats[w], socks[w] = mine, sock
 		}(w)
 	}
+	// The clock starts once every worker holds its buffers: up to 16 MiB
+	// each, whose zeroing (slow under -race on a loaded machine) took longer
+	// than a 200 ms run in TestRunLoadStopsAtDuration, which then issued
+	// nothing.
+	ready.Wait()
 	cpu0, cpuErr := SelfCPU()
 	t0 := time.Now()
 	end = t0.Add(cfg.Duration)

@@ -21,6 +21,9 @@ func TestSockReaderStamp(t *testing.T) {
 	if s == nil {
 		t.Fatal("no timestamps on a TCP socket")
 	}
+	if !waitStamping(time.Second) { // the kernel turns stamping on later (sock_linux.go)
+		t.Fatal("the kernel stamped no packet within a second")
+	}
 	sent := time.Now()
 	s.mark()
 	time.Sleep(3 * time.Millisecond)
