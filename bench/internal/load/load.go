@@ -29,6 +29,12 @@ type Config struct {
 	MaxRequests int64         // request budget over all connections (0: no bound)
 	Bodies      [][]byte      // JSON-RPC bodies, cycled through by each connection
 	Check       func([]byte) error
+	// Think is a pause after each answer before the connection's next
+	// request (0: back to back). It is wrk's Lua delay(): the offered rate
+	// is about Conns/(Think+latency), so two nodes whose latencies are well
+	// under Think get nearly the same rate, and their tails compare without
+	// the faster one loading the shared CPUs more.
+	Think time.Duration
 }
 
 // Result is what one run measured.
@@ -151,6 +157,9 @@ func Run(cfg Config) (Result, error) {
 						break
 					}
 					c.Conn.SetDeadline(end.Add(10 * time.Second))
+				}
+				if cfg.Think > 0 {
+					time.Sleep(cfg.Think)
 				}
 			}
 			lats[w], socks[w] = mine, sock

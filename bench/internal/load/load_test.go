@@ -111,3 +111,18 @@ func TestPercentile(t *testing.T) {
 		t.Error("percentile of nothing should be 0")
 	}
 }
+
+// A paced connection waits Think after each answer: over 300 ms with a
+// 100 ms pause, two connections send at most 2 × (300/100 + 1) requests
+// (a slow machine only sends fewer); back to back they send hundreds.
+func TestRunLoadThink(t *testing.T) {
+	srv, served := echoServer(t, "length", `{"result":1}`)
+	res, err := Run(Config{Addr: strings.TrimPrefix(srv.URL, "http://"), Conns: 2, Duration: 300 * time.Millisecond,
+		Bodies: [][]byte{[]byte(`{}`)}, Check: CheckCalls(1), Think: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests == 0 || res.Requests > 8 || res.Errors != 0 || served.Load() != res.Requests {
+		t.Fatalf("paced run: %d requests (%d served), %d errors; want 1-8", res.Requests, served.Load(), res.Errors)
+	}
+}

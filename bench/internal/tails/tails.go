@@ -4,6 +4,13 @@
 // body, both at -conns connections. Where their p99s disagree, the
 // generator's in-socket p99 (the node's part: send → answer in the
 // client's socket) says how much of each is the client's own delay.
+//
+// Back to back, the node that answers faster is sent more requests, and on
+// a machine whose CPUs the generator shares it then also slows the
+// generator down more: a closed loop's p99 compares two different loads.
+// So each workload is also measured paced (-tails-think): every connection
+// waits the same pause after each answer, in both harnesses (wrk's Lua
+// delay()), which offers both nodes about the same rate.
 package tails
 
 import (
@@ -30,18 +37,31 @@ type Options struct {
 	// Threads is wrk's -t: its event-loop threads (the connections are
 	// split among them).
 	Threads int `json:"wrk_threads"`
+	// Think is the paced windows' pause after each answer (0: closed loop
+	// only). Whole milliseconds: wrk's delay() counts in them.
+	Think time.Duration `json:"think_ns"`
 }
 
 // AddFlags registers the experiment's flags.
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Workloads, "tails-workloads", "eth_getBalance/pending,eth_getStorageAt/latest,eth_simulateV1/2 transfers/pending", "workloads measured by both harnesses (names of the comparison's, comma separated)")
 	fs.IntVar(&o.Threads, "tails-wrk-threads", 2, "wrk -t (event-loop threads)")
+	fs.DurationVar(&o.Think, "tails-think", 10*time.Millisecond, "pause after each answer in the paced windows, whole milliseconds (0: closed loop only)")
+}
+
+// thinks are the pauses measured: back to back, then paced.
+func (o Options) thinks() []time.Duration {
+	if o.Think > 0 {
+		return []time.Duration{0, o.Think}
+	}
+	return []time.Duration{0}
 }
 
 // Sample is one window of one harness on one node.
 type Sample struct {
 	Node, Workload, Harness string
 	Round                   int
+	Think                   time.Duration // 0: back to back
 	RPS                     float64
 	P50, P99, SockP99       time.Duration
 }
@@ -65,6 +85,9 @@ func Run(h harness.Options, o Options, wls []workload.Workload, log io.Writer) (
 	}
 	if o.Threads <= 0 || o.Threads > h.Conns {
 		return nil, errors.New("-tails-wrk-threads must be between 1 and -conns")
+	}
+	if o.Think < 0 || o.Think%time.Millisecond != 0 {
+		return nil, errors.New("-tails-think must be whole milliseconds (wrk's delay() counts in them)")
 	}
 	repo, err := harness.RepoRoot()
 	if err != nil {
@@ -111,68 +134,83 @@ func Run(h harness.Options, o Options, wls []workload.Workload, log io.Writer) (
 
 func measureRound(rep *Report, h harness.Options, o Options, wrk, work string, running map[string]*harness.Node, order []string, wls []workload.Workload, round int, log io.Writer) error {
 	for _, w := range wls {
-		script, err := luaScript(work, w.Bodies[0])
-		if err != nil {
-			return err
-		}
-		for _, n := range order {
-			node := running[n]
-			if err := w.Probe(node.Addr); err != nil {
-				return fmt.Errorf("%s %s: %w", n, w.Name, err)
-			}
-			gen := func() error {
-				cfg := load.Config{Addr: node.Addr, Conns: h.Conns, Duration: h.Warmup, MaxRequests: h.MaxRequests, Bodies: w.Bodies, Check: load.CheckCalls(w.Calls)}
-				if h.Warmup > 0 {
-					if _, err := load.Run(cfg); err != nil {
-						return err
-					}
-				}
-				cfg.Duration = h.Duration
-				res, err := load.Run(cfg)
-				if err != nil {
-					return err
-				}
-				if res.Errors > 0 {
-					return fmt.Errorf("%s %s: %d failed requests: %s", n, w.Name, res.Errors, res.FirstError)
-				}
-				rep.Samples = append(rep.Samples, Sample{Node: n, Workload: w.Name, Harness: "bench", Round: round, RPS: res.RPS, P50: res.P50, P99: res.P99, SockP99: res.SockP99})
-				return nil
-			}
-			wr := func() error {
-				s, err := runWrk(wrk, script, node.Addr, h, o)
-				if err != nil {
-					return fmt.Errorf("%s %s: %w", n, w.Name, err)
-				}
-				s.Node, s.Workload, s.Round = n, w.Name, round
-				rep.Samples = append(rep.Samples, s)
-				return nil
-			}
-			steps := []func() error{gen, wr}
-			if round%2 == 1 {
-				steps = []func() error{wr, gen}
-			}
-			for _, step := range steps {
-				if err := step(); err != nil {
-					return err
-				}
-			}
-			k := len(rep.Samples)
-			for _, s := range rep.Samples[k-2:] {
-				fmt.Fprintf(log, "  %-8s %-36s %-5s %9.0f req/s  p50 %8s  p99 %8s\n", s.Node, s.Workload, s.Harness, s.RPS, s.P50, s.P99)
+		for _, think := range o.thinks() {
+			if err := measureWorkload(rep, h, o, wrk, work, running, order, w, think, round, log); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
-// luaScript writes wrk's script: POST the body with a JSON content type.
-func luaScript(dir string, body []byte) (string, error) {
+// measureWorkload measures one workload at one pacing on every node, with
+// both harnesses.
+func measureWorkload(rep *Report, h harness.Options, o Options, wrk, work string, running map[string]*harness.Node, order []string, w workload.Workload, think time.Duration, round int, log io.Writer) error {
+	script, err := luaScript(work, w.Bodies[0], think)
+	if err != nil {
+		return err
+	}
+	for _, n := range order {
+		node := running[n]
+		if err := w.Probe(node.Addr); err != nil {
+			return fmt.Errorf("%s %s: %w", n, w.Name, err)
+		}
+		gen := func() error {
+			cfg := load.Config{Addr: node.Addr, Conns: h.Conns, Duration: h.Warmup, MaxRequests: h.MaxRequests, Bodies: w.Bodies, Check: load.CheckCalls(w.Calls), Think: think}
+			if h.Warmup > 0 {
+				if _, err := load.Run(cfg); err != nil {
+					return err
+				}
+			}
+			cfg.Duration = h.Duration
+			res, err := load.Run(cfg)
+			if err != nil {
+				return err
+			}
+			if res.Errors > 0 {
+				return fmt.Errorf("%s %s: %d failed requests: %s", n, w.Name, res.Errors, res.FirstError)
+			}
+			rep.Samples = append(rep.Samples, Sample{Node: n, Workload: w.Name, Harness: "bench", Round: round, Think: think, RPS: res.RPS, P50: res.P50, P99: res.P99, SockP99: res.SockP99})
+			return nil
+		}
+		wr := func() error {
+			s, err := runWrk(wrk, script, node.Addr, h, o)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", n, w.Name, err)
+			}
+			s.Node, s.Workload, s.Round, s.Think = n, w.Name, round, think
+			rep.Samples = append(rep.Samples, s)
+			return nil
+		}
+		steps := []func() error{gen, wr}
+		if round%2 == 1 {
+			steps = []func() error{wr, gen}
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		k := len(rep.Samples)
+		for _, s := range rep.Samples[k-2:] {
+			fmt.Fprintf(log, "  %-8s %-36s %-5s think %-4s %9.0f req/s  p50 %8s  p99 %8s\n", s.Node, s.Workload, s.Harness, s.Think, s.RPS, s.P50, s.P99)
+		}
+	}
+	return nil
+}
+
+// luaScript writes wrk's script: POST the body with a JSON content type,
+// and pause think after each answer when it is not zero.
+func luaScript(dir string, body []byte, think time.Duration) (string, error) {
 	bodyPath := filepath.Join(dir, fmt.Sprintf("body-%d.json", time.Now().UnixNano()))
 	if err := os.WriteFile(bodyPath, body, 0o644); err != nil {
 		return "", err
 	}
 	script := bodyPath + ".lua"
 	lua := fmt.Sprintf("wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\nlocal f = io.open(%q, \"rb\")\nwrk.body = f:read(\"*a\")\nf:close()\n", bodyPath)
+	if think > 0 {
+		lua += fmt.Sprintf("function delay()\n  return %d\nend\n", think.Milliseconds())
+	}
 	return script, os.WriteFile(script, []byte(lua), 0o644)
 }
 

@@ -1,6 +1,8 @@
 package tails
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -33,5 +35,56 @@ Transfer/sec:     13.33MB
 	}
 	if _, err := parseWrk("Requests/sec: 1\n"); err == nil {
 		t.Error("output without a distribution passed")
+	}
+}
+
+// The paced script pauses in whole milliseconds; the closed loop's has no
+// delay().
+func TestLuaScript(t *testing.T) {
+	for _, tc := range []struct {
+		think time.Duration
+		want  string // "" when delay() must be absent
+	}{
+		{0, ""},
+		{4 * time.Millisecond, "function delay()\n  return 4\nend\n"},
+	} {
+		path, err := luaScript(t.TempDir(), []byte(`{}`), tc.think)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), "delay"); got != (tc.want != "") || !strings.Contains(string(b), tc.want) {
+			t.Errorf("think %v: script\n%s\nwant delay %q", tc.think, b, tc.want)
+		}
+	}
+}
+
+// Markdown has a table per pacing, each from its own samples.
+func TestMarkdownPerPacing(t *testing.T) {
+	r := &Report{Options: Options{Threads: 2, Think: 4 * time.Millisecond}}
+	for _, th := range []time.Duration{0, 4 * time.Millisecond} {
+		for _, n := range []string{"preconf", "anvil"} {
+			for _, h := range []string{"bench", "wrk"} {
+				p99 := time.Millisecond // paced: preconf 1 ms, anvil 2 ms
+				if n == "anvil" {
+					p99 *= 2
+				}
+				if th == 0 && n == "preconf" { // back to back: preconf 6 ms
+					p99 = 6 * time.Millisecond
+				}
+				r.Samples = append(r.Samples, Sample{Node: n, Workload: "w", Harness: h, Think: th, RPS: 1000, P99: p99})
+			}
+		}
+	}
+	md := r.Markdown()
+	if !strings.Contains(md, "**Back to back**") || !strings.Contains(md, "**Paced**: each connection waits 4ms") {
+		t.Fatalf("missing a table:\n%s", md)
+	}
+	back, paced, _ := strings.Cut(md, "**Paced**")
+	if !strings.Contains(back, "| 3.00× | 3.00× |") || !strings.Contains(paced, "| 0.50× | 0.50× |") {
+		t.Fatalf("ratios mixed across pacings:\n%s", md)
 	}
 }
