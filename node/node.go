@@ -205,6 +205,9 @@ func New(cfg Config) (*Node, error) {
 // Validate checks the parts of the configuration against each other; each
 // part's own Validate checks its fields.
 func (c *Config) Validate() error {
+	if err := c.Wallet.Validate(); err != nil {
+		return fmt.Errorf("wallet: %w", err)
+	}
 	switch {
 	case c.Follow != nil && (c.Fork != nil || c.Genesis != nil || len(c.Imports) > 0 || c.Sequencer != nil):
 		return errors.New("a follower runs its upstream's chain: no fork, genesis, import or sequencer")

@@ -108,17 +108,10 @@ const maxPending = 32
 // Open loads (or creates) the registry and returns the wallet. A disabled
 // wallet opens no file.
 func Open(cfg Config) (*Wallet, error) {
-	if cfg.Approval == "" {
-		cfg.Approval = ModePrompt
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("wallet: %w", err)
 	}
-	switch cfg.Approval {
-	case ModePrompt, ModeAuto, ModeReject:
-	default:
-		return nil, fmt.Errorf("wallet: unknown approval mode %q (want prompt, auto or reject)", cfg.Approval)
-	}
-	if cfg.ApprovalTimeout <= 0 {
-		cfg.ApprovalTimeout = DefaultApprovalTimeout
-	}
+	cfg = cfg.withDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

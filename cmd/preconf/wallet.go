@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,33 +43,17 @@ func applyWalletFlags(c *cli.Context, cfg *node.Config) error {
 		AllowPrivate:    c.Bool("wallet.allow-private"),
 		ProbeTimeout:    c.Duration("wallet.probe-timeout"),
 	}
-	switch w.Approval {
-	case wallet.ModePrompt, wallet.ModeAuto, wallet.ModeReject:
-	default:
-		return fmt.Errorf("--wallet.approval must be prompt, auto or reject, not %q", w.Approval)
-	}
-	if w.ApprovalTimeout <= 0 {
-		return fmt.Errorf("--wallet.approval-timeout must be positive")
-	}
-	if w.ProbeTimeout <= 0 {
-		return fmt.Errorf("--wallet.probe-timeout must be positive")
-	}
 	w.Self.ChainName = c.String("wallet.chain-name")
 	w.Self.NativeCurrency = wallet.Currency{Name: c.String("wallet.currency-name"), Symbol: c.String("wallet.currency-symbol"), Decimals: 18}
-	if n := len([]rune(w.Self.NativeCurrency.Symbol)); n < 1 || n > 6 {
-		return fmt.Errorf("--wallet.currency-symbol must have 1-6 characters")
-	}
 	if u := c.String("wallet.rpc-url"); u != "" {
-		if err := wallet.CheckURL(u); err != nil {
-			return fmt.Errorf("--wallet.rpc-url: %v", err)
-		}
 		w.Self.RPCURLs = []string{u}
 	}
-	for _, u := range c.StringSlice("wallet.explorer-url") {
-		if err := wallet.CheckURL(u); err != nil {
-			return fmt.Errorf("--wallet.explorer-url: %v", err)
-		}
-		w.Self.BlockExplorerURLs = append(w.Self.BlockExplorerURLs, u)
+	w.Self.BlockExplorerURLs = c.StringSlice("wallet.explorer-url")
+	var fe *wallet.FieldError
+	if err := w.Validate(); errors.As(err, &fe) {
+		return fmt.Errorf("--wallet.%s %s", fe.Field, fe.Msg)
+	} else if err != nil {
+		return err
 	}
 	cfg.Wallet = w
 	return nil

@@ -139,7 +139,8 @@ func TestWalletFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--wallet.approval", "maybe"}, "--wallet.approval must be prompt, auto or reject"},
-		{[]string{"--wallet.approval-timeout", "0s"}, "--wallet.approval-timeout must be positive"},
+		{[]string{"--wallet.approval-timeout", "-1s"}, "--wallet.approval-timeout must be positive"},
+		{[]string{"--wallet.explorer-url", "ftp://x y"}, "--wallet.explorer-url"},
 		{[]string{"--wallet.currency-symbol", "TOOLONG"}, "--wallet.currency-symbol must have 1-6 characters"},
 		{[]string{"--wallet.rpc-url", "http://node.example"}, "--wallet.rpc-url"},
 	} {
