@@ -266,7 +266,10 @@ func BenchmarkRequestBookkeeping(b *testing.B) {
 				arrived := time.Now()
 				httpDate(arrived)
 				_, cancel := context.WithCancelCause(f.ctx)
-				fc.watch(cancel, arrived)
+				fc.reqs++
+				fc.gate.begin(nil, fc.reqs)
+				fc.watch(cancel, arrived, fc.reqs)
+				fc.gate.finish()
 				fc.unwatch()
 				cancel(nil)
 				fc.keepDeadline(&fc.writeDL, time.Now(), opts.WriteTimeout, fc.c.SetWriteDeadline)

@@ -63,6 +63,12 @@ type fastConn struct {
 	start    time.Time
 	deadline *time.Timer
 	abort    func() bool // stops the AfterFunc that cancels on Server.Drain's abort
+	wseq     uint64      // the request watched (its gate's seq)
+
+	// gate lets the deadline answer the request (lateGate); reqs numbers
+	// the connection's requests for it.
+	gate lateGate
+	reqs uint64
 }
 
 // Read is what the connection's bufio.Reader reads from.
@@ -205,7 +211,8 @@ func (fc *fastConn) ordered() bool {
 
 // answer handles one request, dispatched at start, and writes the
 // response; it returns when the write began, false if the connection
-// failed.
+// failed or is to close (its answer went out at the deadline, see
+// writeLate).
 func (fc *fastConn) answer(body []byte, out *bytes.Buffer, start time.Time) (time.Time, bool) {
 	f := fc.srv
 	f.rpc.enter()
@@ -223,10 +230,16 @@ func (fc *fastConn) answer(body []byte, out *bytes.Buffer, start time.Time) (tim
 	// request has run for watchAfter; most end well before and pay for
 	// neither timer nor goroutine.
 	ctx, cancel := context.WithCancelCause(f.ctx)
-	fc.watch(cancel, start)
-	f.rpc.dispatch(ctx, body, out)
+	fc.reqs++
+	fc.gate.begin(body, fc.reqs)
+	fc.watch(cancel, start, fc.reqs)
+	f.rpc.dispatch(ctx, body, out, &fc.gate)
+	answered := fc.gate.finish()
 	fc.unwatch()
 	cancel(nil)
+	if !answered {
+		return time.Time{}, false
+	}
 	b := out.Bytes()
 	// Patch the length in place, keeping the header's size: write the
 	// digits, then move the body up against them.
@@ -240,6 +253,23 @@ func (fc *fastConn) answer(body []byte, out *bytes.Buffer, start time.Time) (tim
 	fc.keepDeadline(&fc.writeDL, now, f.opts.WriteTimeout, fc.c.SetWriteDeadline)
 	_, err := fc.c.Write(b)
 	return now, err == nil
+}
+
+// writeLate sends the answer the deadline gave (lateGate), from the
+// deadline's goroutine while the connection's runs the handler. The
+// connection closes when the handler returns (its requests are answered in
+// order, and the next would wait for it), so the answer says so.
+func (fc *fastConn) writeLate(b []byte) {
+	now := time.Now()
+	out := make([]byte, 0, len(b)+160)
+	out = append(out, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: "...)
+	out = append(out, httpDate(now)...)
+	out = append(out, "\r\nContent-Length: "...)
+	out = strconv.AppendInt(out, int64(len(b)), 10)
+	out = append(out, "\r\nConnection: close\r\n\r\n"...)
+	out = append(out, b...)
+	fc.c.SetWriteDeadline(now.Add(fc.srv.opts.WriteTimeout))
+	fc.c.Write(out)
 }
 
 // readRequestBody reads an n-byte body, growing its buffer as bytes arrive.

@@ -15,7 +15,8 @@ const watchAfter = 50 * time.Millisecond
 
 // watch notes the start of a request, whose context cancel ends: if it is
 // still running after watchAfter, the watcher (startWatch) arms the
-// request's deadline (Options.Timeout) and its cancellation by
+// request's deadline (Options.Timeout: its answer then, see lateGate) and
+// its cancellation by
 // Server.Drain, and reads the connection, as net/http's background read
 // does; EOF or a reset means the client left, and the request is
 // cancelled. A byte it reads instead (a pipelined request) is kept for
@@ -28,9 +29,9 @@ const watchAfter = 50 * time.Millisecond
 // fires once per watchAfter per connection instead of being reset and
 // stopped for every request (a Reset and a Stop: 45–110 ns together,
 // BenchmarkRequestBookkeeping/part/timer-reset-stop).
-func (fc *fastConn) watch(cancel context.CancelCauseFunc, start time.Time) {
+func (fc *fastConn) watch(cancel context.CancelCauseFunc, start time.Time, seq uint64) {
 	fc.wmu.Lock()
-	fc.armed, fc.cancel, fc.start = true, cancel, start
+	fc.armed, fc.cancel, fc.start, fc.wseq = true, cancel, start, seq
 	if !fc.timerSet {
 		fc.timerSet = true
 		if fc.timer == nil {
@@ -60,7 +61,13 @@ func (fc *fastConn) startWatch() {
 	fc.reading, fc.wdone = true, make(chan struct{})
 	cancel, done := fc.cancel, fc.wdone
 	if t := fc.srv.rpc.opts.Timeout; t > 0 {
-		fc.deadline = time.AfterFunc(time.Until(fc.start.Add(t)), func() { cancel(ErrRequestTimeout) })
+		// At the deadline the request is cancelled and answered, while
+		// its handler may run on (lateGate).
+		seq := fc.wseq
+		fc.deadline = time.AfterFunc(time.Until(fc.start.Add(t)), func() {
+			cancel(ErrRequestTimeout)
+			fc.gate.expire(fc.srv.rpc, seq, fc.writeLate)
+		})
 	}
 	// Drain's abort cancels the requests it outlasts (those younger than
 	// watchAfter then, once they reach it).

@@ -1,12 +1,14 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -177,13 +179,26 @@ func (t *HTTPTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := context.WithValue(r.Context(), transportKey{}, "http")
-	resp := t.srv.Handle(ctx, body)
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer putBuffer(buf)
 	w.Header().Set("Content-Type", "application/json")
-	if resp == nil { // only notifications: nothing to say
-		w.WriteHeader(http.StatusOK)
+	// At the deadline the answer goes out from the deadline's goroutine
+	// (lateGate) and the connection closes once the handler returns.
+	if !t.srv.handleBy(ctx, body, buf, func(late []byte) { writeLate(w, late) }) {
 		return
 	}
-	w.Write(resp)
+	// Nothing for only notifications: an empty 200.
+	w.Write(buf.Bytes())
+}
+
+// writeLate answers a request at its deadline (lateGate) while its handler
+// runs on; the connection closes after it.
+func writeLate(w http.ResponseWriter, b []byte) {
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
+	http.NewResponseController(w).Flush()
 }
 
 type transportKey struct{}

@@ -261,12 +261,13 @@ func (s *Server) handleInto(ctx context.Context, body []byte, buf *bytes.Buffer)
 	defer s.leave()
 	ctx, cancel := s.requestContext(ctx)
 	defer cancel()
-	s.dispatch(ctx, body, buf)
+	s.dispatch(ctx, body, buf, nil)
 }
 
 // dispatch is handleInto for a ctx that already carries the deadline
-// (requestContext).
-func (s *Server) dispatch(ctx context.Context, body []byte, buf *bytes.Buffer) {
+// (requestContext); g, when not nil, lets the deadline answer first
+// (lateGate: dispatch holds g.mu but while a handler runs).
+func (s *Server) dispatch(ctx context.Context, body []byte, buf *bytes.Buffer, g *lateGate) {
 	body = bytes.TrimSpace(body)
 	base := buf.Len()
 	if len(body) > 0 && body[0] == '[' {
@@ -287,29 +288,8 @@ func (s *Server) dispatch(ctx context.Context, body []byte, buf *bytes.Buffer) {
 			return
 		}
 		buf.WriteByte('[')
-		wrote := false
-		for _, m := range msgs {
-			mark := buf.Len()
-			if wrote {
-				buf.WriteByte(',')
-			}
-			if s.handleOne(ctx, m, buf) {
-				wrote = true
-			} else {
-				buf.Truncate(mark)
-			}
-			if buf.Len()-base > s.opts.MaxResponseSize {
-				buf.Truncate(base)
-				s.metrics.tooLarge.Inc()
-				writeError(buf, nil, s.tooLarge())
-				return
-			}
-		}
-		if !wrote {
-			buf.Truncate(base)
-			return
-		}
-		buf.WriteByte(']')
+		g.startBatch(msgs, buf)
+		s.batchInto(ctx, msgs, buf, base, g)
 		return
 	}
 	// The fast decoder validates what it accepts; only other shapes need
@@ -321,9 +301,44 @@ func (s *Server) dispatch(ctx context.Context, body []byte, buf *bytes.Buffer) {
 		writeError(buf, nil, &ParseError{Msg: "parse error: invalid JSON"})
 		return
 	}
-	if !s.handleEnvelope(ctx, body, &env, buf) {
+	if !s.handleEnvelope(ctx, body, &env, buf, g) {
 		buf.Truncate(base)
 	}
+}
+
+// batchInto appends the answers to a batch's calls to buf, after the '['
+// at base (and any answers already there), and the closing ']'; without
+// any answer (only notifications) it takes the '[' back. It stops once the
+// deadline answered (g). An answer past the size cap replaces the whole
+// batch's with an error.
+func (s *Server) batchInto(ctx context.Context, msgs Params, buf *bytes.Buffer, base int, g *lateGate) {
+	wrote := buf.Len() > base+1
+	for i, m := range msgs {
+		g.at(i)
+		mark := buf.Len()
+		if wrote {
+			buf.WriteByte(',')
+		}
+		if s.handleOne(ctx, m, buf, g) {
+			wrote = true
+		} else {
+			buf.Truncate(mark)
+		}
+		if g.isLate() {
+			return
+		}
+		if buf.Len()-base > s.opts.MaxResponseSize {
+			buf.Truncate(base)
+			s.metrics.tooLarge.Inc()
+			writeError(buf, nil, s.tooLarge())
+			return
+		}
+	}
+	if !wrote {
+		buf.Truncate(base)
+		return
+	}
+	buf.WriteByte(']')
 }
 
 // envelope is a request decoded by either decoder.
@@ -333,15 +348,16 @@ type envelope struct {
 }
 
 // handleOne answers one request into buf; false means no answer (a notification).
-func (s *Server) handleOne(ctx context.Context, msg json.RawMessage, buf *bytes.Buffer) bool {
+func (s *Server) handleOne(ctx context.Context, msg json.RawMessage, buf *bytes.Buffer, g *lateGate) bool {
 	var env envelope
 	env.fast = fastDecode && len(msg) > 0 && msg[0] == '{' && decodeFast(msg, &env.fastRequest)
-	return s.handleEnvelope(ctx, msg, &env, buf)
+	return s.handleEnvelope(ctx, msg, &env, buf, g)
 }
 
 // handleEnvelope validates and answers one request; msg is only decoded
-// here when the fast decoder did not take it.
-func (s *Server) handleEnvelope(ctx context.Context, msg json.RawMessage, env *envelope, buf *bytes.Buffer) bool {
+// here when the fast decoder did not take it. No answer is written once
+// the deadline answered (g).
+func (s *Server) handleEnvelope(ctx context.Context, msg json.RawMessage, env *envelope, buf *bytes.Buffer, g *lateGate) bool {
 	var rawParams json.RawMessage
 	if !env.fast {
 		var req request
@@ -389,8 +405,9 @@ func (s *Server) handleEnvelope(ctx context.Context, msg json.RawMessage, env *e
 		writeError(buf, id, err)
 		return true
 	}
+	g.unlock()
 	result, err := s.callRaw(ctx, method, params)
-	if notification {
+	if !g.relock() || notification {
 		return false
 	}
 	if err != nil {

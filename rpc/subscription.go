@@ -40,6 +40,7 @@ type Notifier struct {
 	mu      sync.Mutex
 	created []*Subscription
 	done    bool
+	dropped bool // the call's answer was the deadline's (discard)
 }
 
 // NotifierFromContext returns the call's notifier, if its transport has one.
@@ -64,6 +65,11 @@ func (n *Notifier) Subscribe() (*Subscription, error) {
 		return nil, err
 	}
 	n.mu.Lock()
+	if n.dropped { // created after the deadline answered the call
+		n.mu.Unlock()
+		n.conn.remove(s.id)
+		return s, nil
+	}
 	if n.done { // created after the answer went out (a handler's goroutine)
 		n.mu.Unlock()
 		s.activate()
@@ -76,6 +82,18 @@ func (n *Notifier) Subscribe() (*Subscription, error) {
 
 // Unsubscribe ends the connection's subscription with id; false if unknown.
 func (n *Notifier) Unsubscribe(id string) bool { return n.conn.remove(id) }
+
+// discard ends every subscription the call created, when its answer (with
+// their ids) was replaced by the deadline's.
+func (n *Notifier) discard() {
+	n.mu.Lock()
+	created := n.created
+	n.created, n.done, n.dropped = nil, true, true
+	n.mu.Unlock()
+	for _, s := range created {
+		n.conn.remove(s.id)
+	}
+}
 
 // activate starts delivery for every subscription the call created.
 func (n *Notifier) activate() {

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -169,8 +170,21 @@ func (c *wsConn) serve(opts WSOptions) {
 func (c *wsConn) handle(msg []byte) {
 	n := &Notifier{conn: c}
 	ctx := context.WithValue(WithTransport(c.st.ctx, "ws"), notifierKey{}, n)
-	if resp := c.srv.Handle(ctx, msg); resp != nil {
-		c.st.SendText(resp)
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer putBuffer(buf)
+	// At the deadline the answer is sent from the deadline's goroutine
+	// (lateGate); this call's slot stays taken until the handler returns.
+	if !c.srv.handleBy(ctx, msg, buf, func(late []byte) {
+		if len(late) > 0 {
+			c.st.SendText(bytes.Clone(late))
+		}
+	}) {
+		n.discard() // the client never learnt their ids
+		return
+	}
+	if buf.Len() > 0 {
+		c.st.SendText(cloneBytes(buf))
 	}
 	n.activate()
 }
