@@ -62,6 +62,16 @@ func (s *State) With(d *Diff) *State {
 	return &State{base: s.base, diff: d, parent: s, depth: s.depth + 1}
 }
 
+// Rebase is s's diffs over another reader of the same sealed state (the
+// follower's speculative reader, answering what it has not fetched
+// provisionally): the layers are shared, not copied.
+func (s *State) Rebase(base state.Reader) *State {
+	if s.diff == nil {
+		return &State{base: base}
+	}
+	return &State{base: base, diff: s.diff, parent: s.parent.Rebase(base), depth: s.depth}
+}
+
 // Depth is the number of diffs stacked on the base.
 func (s *State) Depth() int { return s.depth }
 

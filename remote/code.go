@@ -62,6 +62,31 @@ func (s *State) storeCode(hash common.Hash, code []byte) {
 	}
 }
 
+// codeRequests are eth_getCode requests for codes (by hash, each from an
+// account that has it), to lead a batch; finish, called once the batch is
+// answered, keeps each code that hashes to its hash.
+func (s *State) codeRequests(codes map[common.Hash]common.Address) ([]*Request, func()) {
+	hashes := make([]common.Hash, 0, len(codes))
+	reqs := make([]*Request, 0, len(codes))
+	for h, a := range codes {
+		hashes = append(hashes, h)
+		reqs = append(reqs, &Request{Method: "eth_getCode", Params: []any{a, s.ref}, Result: new(hexutil.Bytes)})
+	}
+	return reqs, func() {
+		for i, h := range hashes {
+			code := []byte(*reqs[i].Result.(*hexutil.Bytes))
+			if reqs[i].Err != nil || crypto.Keccak256Hash(code) != h {
+				continue // read again, and judged, when the execution needs it
+			}
+			s.sh.Fetches.Add(1)
+			s.storeCode(h, code)
+			if s.store != nil {
+				s.store.PutCode(h, code)
+			}
+		}
+	}
+}
+
 // code returns the code with hash h (fetched at this block from addr).
 func (s *State) code(addr common.Address, h common.Hash) ([]byte, error) {
 	if h == types.EmptyCodeHash || h == (common.Hash{}) {

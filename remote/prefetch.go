@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -131,13 +132,26 @@ type slotJob struct {
 	acct    *entry[*types.StateAccount] // nil: the account is cached or being fetched
 }
 
-// PrefetchStorage loads the slots not cached yet (and their accounts) in
-// one batch request: one eth_getProof per account with all its slots.
+// PrefetchStorage loads the slots not cached yet (and their accounts): one
+// eth_getProof per account with its slots (at most maxProofSlots each), an
+// address listed with no slots asking for its account alone. Small sets
+// go out as one batch request, large ones as a few concurrent batches
+// (one round trip either way).
 func (s *State) PrefetchStorage(want map[common.Address][]common.Hash) error {
+	return s.prefetchState(want, nil)
+}
+
+// prefetchState is PrefetchStorage with codes (by hash, each read from an
+// account that has it) fetched in the first batch.
+func (s *State) prefetchState(want map[common.Address][]common.Hash, codes map[common.Hash]common.Address) error {
 	var jobs []*slotJob
 	s.mu.Lock()
 	for a, slots := range want {
 		j := &slotJob{addr: a}
+		if _, ok := s.accts[a]; !ok && len(s.accts) < maxEntries {
+			j.acct = newEntry[*types.StateAccount]()
+			s.accts[a] = j.acct
+		}
 		for _, k := range slots {
 			key := slotKey{a, k}
 			if _, ok := s.slots[key]; ok || len(s.slots) >= maxEntries {
@@ -148,24 +162,95 @@ func (s *State) PrefetchStorage(want map[common.Address][]common.Hash) error {
 			j.slots = append(j.slots, k)
 			j.entries = append(j.entries, e)
 		}
-		if len(j.slots) == 0 {
-			continue
+		if len(j.slots) > 0 || j.acct != nil {
+			jobs = append(jobs, splitJob(j)...)
 		}
-		if _, ok := s.accts[a]; !ok && len(s.accts) < maxEntries {
-			j.acct = newEntry[*types.StateAccount]()
-			s.accts[a] = j.acct
-		}
-		jobs = append(jobs, j)
 	}
 	s.mu.Unlock()
 	jobs = s.storedSlots(jobs)
+	batches := batchJobs(jobs)
+	if len(batches) == 0 && len(codes) > 0 {
+		batches = [][]*slotJob{nil}
+	}
+	if len(batches) == 1 {
+		return s.fetchSlots(batches[0], codes)
+	}
+	errs := make([]error, len(batches))
+	var wg sync.WaitGroup
+	for i, b := range batches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 0 {
+				errs[i] = s.fetchSlots(b, codes)
+			} else {
+				errs[i] = s.fetchSlots(b, nil)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Storage prefetch batching: at most maxProofSlots slots in one
+// eth_getProof, batches of at least slotBatch keys, at most
+// prefetchParallel batches at once.
+const (
+	maxProofSlots = 64
+	slotBatch     = 64
+)
+
+// splitJob splits a job with more than maxProofSlots slots; the account
+// goes with the first part.
+func splitJob(j *slotJob) []*slotJob {
+	if len(j.slots) <= maxProofSlots {
+		return []*slotJob{j}
+	}
+	var out []*slotJob
+	for lo := 0; lo < len(j.slots); lo += maxProofSlots {
+		hi := min(lo+maxProofSlots, len(j.slots))
+		p := &slotJob{addr: j.addr, slots: j.slots[lo:hi], entries: j.entries[lo:hi]}
+		if lo == 0 {
+			p.acct = j.acct
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// batchJobs deals the jobs into at most prefetchParallel batches of about
+// slotBatch keys or more each (a job weighs its slots and its account).
+func batchJobs(jobs []*slotJob) [][]*slotJob {
 	if len(jobs) == 0 {
 		return nil
 	}
+	weight := 0
+	for _, j := range jobs {
+		weight += len(j.slots) + 1
+	}
+	n := min(prefetchParallel, max(1, weight/slotBatch), len(jobs))
+	batches := make([][]*slotJob, n)
+	loads := make([]int, n)
+	for _, j := range jobs { // to the lightest batch so far
+		k := 0
+		for i := range loads {
+			if loads[i] < loads[k] {
+				k = i
+			}
+		}
+		batches[k] = append(batches[k], j)
+		loads[k] += len(j.slots) + 1
+	}
+	return batches
+}
+
+// fetchSlots fetches the jobs, and the codes, in one batch request.
+func (s *State) fetchSlots(jobs []*slotJob, codes map[common.Hash]common.Address) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
+	reqs, finish := s.codeRequests(codes)
+	defer finish()
 	if !s.useProofs() {
-		var reqs []*Request
 		for _, j := range jobs {
 			for _, k := range j.slots {
 				reqs = append(reqs, &Request{Method: "eth_getStorageAt", Params: []any{j.addr, k, s.ref}, Result: new(common.Hash)})
@@ -175,7 +260,7 @@ func (s *State) PrefetchStorage(want map[common.Address][]common.Hash) error {
 			}
 		}
 		batchErr := s.sh.Client.Batch(ctx, reqs)
-		i := 0
+		i := len(codes)
 		for _, j := range jobs {
 			for n, k := range j.slots {
 				r := reqs[i]
@@ -191,13 +276,16 @@ func (s *State) PrefetchStorage(want map[common.Address][]common.Hash) error {
 		}
 		return batchErr
 	}
-	reqs := make([]*Request, len(jobs))
-	for i, j := range jobs {
-		reqs[i] = &Request{Method: "eth_getProof", Params: []any{j.addr, j.slots, s.ref}, Result: new(proofResult)}
+	for _, j := range jobs {
+		slots := j.slots
+		if slots == nil {
+			slots = []common.Hash{}
+		}
+		reqs = append(reqs, &Request{Method: "eth_getProof", Params: []any{j.addr, slots, s.ref}, Result: new(proofResult)})
 	}
 	batchErr := s.sh.Client.Batch(ctx, reqs)
 	for i, j := range jobs {
-		r := reqs[i]
+		r := reqs[len(codes)+i]
 		res, _ := r.Result.(*proofResult)
 		acct, values, err := s.verifySlots(j.addr, j.slots, res, r.Err)
 		if j.acct != nil {
