@@ -65,6 +65,14 @@ type executor struct {
 	// carried counts sealed blocks whose state was seeded from their
 	// re-execution (carry.go).
 	carried atomic.Uint64
+	// passes bounds discovery's speculative passes per flashblock (0:
+	// none, each slot fetched when the execution reaches it; speculate.go).
+	passes int
+	// rounds counts the upstream state round trips of applying
+	// flashblocks: the prefetch (one if it fetched anything), discovery's
+	// batches, and each read the execution still made itself (they are
+	// sequential), taken from the state fetch counter.
+	rounds atomic.Uint64
 }
 
 func newExecutor(config *params.ChainConfig, sh *remote.Shared, hs *headers, src *pending.Source) *executor {
@@ -74,6 +82,7 @@ func newExecutor(config *params.ChainConfig, sh *remote.Shared, hs *headers, src
 		signer:   types.LatestSigner(config),
 		memdb:    state.NewDatabase(triedb.NewDatabase(db, nil), state.NewCodeDB(db)),
 		prepared: newLRU[*feed.Flashblock, *prepared](preparedKept),
+		passes:   discoverPasses,
 	}
 }
 
@@ -316,6 +325,7 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 		from, _ := types.Sender(e.signer, tx) // cached by the preparation
 		recipients = append(recipients, from)
 	}
+	fetches := e.shared.Fetches.Load()
 	fetched := make(chan error, 1)
 	go func() {
 		var err error
@@ -327,6 +337,11 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 	if err := errors.Join(b.base.Prefetch(recipients), <-fetched); err != nil {
 		return nil, err
 	}
+	if e.shared.Fetches.Load() != fetches {
+		e.rounds.Add(1)
+	}
+	e.rounds.Add(uint64(e.discover(b, txs))) // the slots they read, in a few batches
+	fetches = e.shared.Fetches.Load()
 	t2 := time.Now()
 	e.lastFetch.Store(int64(t2.Sub(t1)))
 	first := len(b.Txs)
@@ -349,6 +364,7 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 	}
 	t3 := time.Now()
 	e.lastExec.Store(int64(t3.Sub(t2)))
+	e.rounds.Add(e.shared.Fetches.Load() - fetches)
 	snap, err := e.snapshot(b, fb, first)
 	if err != nil {
 		return nil, fmt.Errorf("%w: flashblock %d: %v", ErrInvalidFlashblock, fb.Index, err)

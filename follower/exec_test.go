@@ -11,6 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
@@ -27,7 +28,13 @@ import (
 // package on loopback, and its URL; while down is set it answers 503.
 func devUpstream(t *testing.T) (c *chain.Chain, url string, down *atomic.Bool) {
 	t.Helper()
-	c, err := chain.Open(chain.Config{Genesis: chain.DevGenesis()})
+	return devUpstreamWith(t, chain.DevGenesis())
+}
+
+// devUpstreamWith is devUpstream from genesis g.
+func devUpstreamWith(t *testing.T, g *core.Genesis) (c *chain.Chain, url string, down *atomic.Bool) {
+	t.Helper()
+	c, err := chain.Open(chain.Config{Genesis: g})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,7 @@ var counterHelp = map[string]string{
 	"block_hash_match":         "Sealed blocks whose hash matched the pre-confirmed one.",
 	"block_hash_mismatch":      "Sealed blocks whose hash differed from the pre-confirmed one.",
 	"carried_over":             "Pending blocks carried over onto a new head without re-execution.",
+	"flashblock_fetch_rounds":  "Upstream state round trips while applying flashblocks (prefetch and discovery batches, reads during execution).",
 	"exec_retryable_failures":  "Re-executions that failed and will be retried.",
 	"ahead_opened":             "Blocks opened on a pre-confirmed parent the upstream had not sealed yet.",
 	"ahead_kept":               "Blocks opened ahead whose parent was sealed as pre-confirmed: kept, not executed again.",

@@ -77,6 +77,7 @@ func (f *Follower) Status() Status {
 	st.Counters["block_hash_match"] = f.exec.matches.Load()
 	st.Counters["block_hash_mismatch"] = f.exec.mismatches.Load()
 	st.Counters["carried_over"] = f.exec.carried.Load()
+	st.Counters["flashblock_fetch_rounds"] = f.exec.rounds.Load()
 	st.Counters["ahead_opened"] = f.ahead.opened.Load()
 	st.Counters["ahead_kept"] = f.ahead.kept.Load()
 	st.Counters["ahead_dropped"] = f.ahead.dropped.Load()
