@@ -43,6 +43,10 @@ type Step struct {
 	CallsPerFB     float64 `json:"upstream_calls_per_flashblock"`
 	FetchesPerFB   float64 `json:"state_fetches_per_flashblock"`
 	CacheHitsPerFB float64 `json:"state_cache_hits_per_flashblock"`
+	// RoundsPerFB are the state round trips of applying a flashblock (the
+	// follower's flashblock_fetch_rounds: prefetch and discovery batches,
+	// reads during execution), per flashblock with transactions or not.
+	RoundsPerFB float64 `json:"state_round_trips_per_flashblock"`
 	// The follower's exchanges with the upstream (a call or a batch): mean
 	// and p99 (a bucket bound) of their round trips.
 	RoundTripMean time.Duration `json:"upstream_round_trip_mean_ns"`
@@ -165,14 +169,15 @@ func (r *runner) step(rate float64, gasPerTx uint64) (Step, error) {
 		per := func(name string) float64 { return float64(c1[name]-c0[name]) / fb }
 		st.RequestsPerFB, st.CallsPerFB = per("upstream_requests"), per("upstream_calls")
 		st.FetchesPerFB, st.CacheHitsPerFB = per("state_fetches"), per("state_cache_hits")
+		st.RoundsPerFB = per("flashblock_fetch_rounds")
 	}
 	st.Sustained = st.Included*100 >= st.Sent*99 && st.Missing == 0 && st.Flashblocks > 0 && st.Visible > 0 && st.VisibleP99 <= visibleGoal
 	return st, nil
 }
 
 func (st Step) summary() string {
-	return fmt.Sprintf("%.0f Mgas/s offered (%.0f tx/s, %d sent, send lag ≤ %s): included %d (%.1f Mgas/s); %d flashblocks, %d missing on the follower; feed → feed p50 %s p99 %s max %s; received → visible mean %s p99 %s; upstream per flashblock %.1f requests, %.1f calls, %.1f state fetches, %.1f cache hits, round trip mean %s p99 %s; follower %.2f cores; sustained %s",
+	return fmt.Sprintf("%.0f Mgas/s offered (%.0f tx/s, %d sent, send lag ≤ %s): included %d (%.1f Mgas/s); %d flashblocks, %d missing on the follower; feed → feed p50 %s p99 %s max %s; received → visible mean %s p99 %s; upstream per flashblock %.1f requests, %.1f calls, %.1f state fetches, %.1f cache hits, %.1f state round trips, round trip mean %s p99 %s; follower %.2f cores; sustained %s",
 		st.Mgas, st.TxRate, st.Sent, report.FmtDur(st.SendLag), st.Included, st.IncludedMgas, st.Flashblocks, st.Missing,
 		report.FmtDur(st.FeedP50), report.FmtDur(st.FeedP99), report.FmtDur(st.FeedMax), report.FmtDur(st.VisibleMean), bound(st.VisibleP99),
-		st.RequestsPerFB, st.CallsPerFB, st.FetchesPerFB, st.CacheHitsPerFB, report.FmtDur(st.RoundTripMean), bound(st.RoundTripP99), st.FollowerCores, report.YesNo(st.Sustained))
+		st.RequestsPerFB, st.CallsPerFB, st.FetchesPerFB, st.CacheHitsPerFB, st.RoundsPerFB, report.FmtDur(st.RoundTripMean), bound(st.RoundTripP99), st.FollowerCores, report.YesNo(st.Sustained))
 }
