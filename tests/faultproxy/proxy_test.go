@@ -179,20 +179,7 @@ func TestRPC(t *testing.T) {
 		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":` + strings.ReplaceAll(string(body), `"`, `'`) + `}`))
 	}))
 	defer up.Close()
-	p, err := NewRPC(up.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	post := func(body string) string {
-		resp, err := http.Post(p.URL(), "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		return string(out)
-	}
+	p, post := rpcProxy(t, up.URL)
 	post(`{"id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`)
 	p.SetBehind(3, 1)
 	if got := post(`{"id":1,"method":"eth_getBlockByNumber","params":["latest",false]}`); !strings.Contains(got, `'0x7'`) {
@@ -213,5 +200,25 @@ func TestRPC(t *testing.T) {
 	p.Release()
 	if got := <-done; !strings.Contains(got, "eth_chainId") {
 		t.Fatalf("after release: %s", got)
+	}
+}
+
+// rpcProxy is an RPC proxy in front of target, closed when the test ends,
+// and a function that posts a body through it and returns the answer.
+func rpcProxy(t *testing.T, target string) (*RPC, func(body string) string) {
+	t.Helper()
+	p, err := NewRPC(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p, func(body string) string {
+		resp, err := http.Post(p.URL(), "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return string(out)
 	}
 }

@@ -34,6 +34,7 @@ type RPC struct {
 	head     uint64            // the newest block number seen (answers, polls)
 	polled   time.Time         // when the target's head was last asked
 	numbers  map[string]uint64 // block hash (lower-case hex) → number, from answers
+	imp      imports           // the late-import view (imports.go)
 	requests atomic.Int64
 	waiting  atomic.Int64
 }
@@ -139,6 +140,20 @@ func (p *RPC) serve(w http.ResponseWriter, r *http.Request) {
 	p.waiting.Add(-1)
 	if lag > 0 {
 		time.Sleep(lag)
+	}
+	p.mu.Lock()
+	late := p.imp.delay > 0
+	p.mu.Unlock()
+	if late {
+		out, status, err := p.lateImport(body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(out)
+		return
 	}
 	if lagging {
 		if out, ok := p.behindAnswer(body); ok {
