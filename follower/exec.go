@@ -73,6 +73,11 @@ type executor struct {
 	// batches, and each read the execution still made itself (they are
 	// sequential), taken from the state fetch counter.
 	rounds atomic.Uint64
+	// opens counts the blocks opened and the upstream reads on the way to
+	// their first snapshot; preopened is the next block's start fetched
+	// ahead (preopen.go).
+	opens     openCounts
+	preopened preopened
 }
 
 func newExecutor(config *params.ChainConfig, sh *remote.Shared, hs *headers, src *pending.Source) *executor {
@@ -115,7 +120,9 @@ func (e *executor) sync(parent *types.Header, fbs []*feed.Flashblock, onPublish 
 		return nil
 	}
 	b := e.blk
-	if b == nil || b.payload != fbs[0].PayloadID || b.Parent.Hash() != parent.Hash() || b.applied > len(fbs) {
+	opening := b == nil || b.payload != fbs[0].PayloadID || b.Parent.Hash() != parent.Hash() || b.applied > len(fbs)
+	fetched := e.shared.Fetches.Load()
+	if opening {
 		var err error
 		if b, err = e.open(parent, fbs[0]); err != nil {
 			e.clear()
@@ -128,6 +135,9 @@ func (e *executor) sync(parent *types.Header, fbs []*feed.Flashblock, onPublish 
 		if err != nil {
 			e.clear()
 			return err
+		}
+		if opening && b.applied == 1 {
+			e.opens.note(e.shared.Fetches.Load() - fetched)
 		}
 		e.src.Publish(snap)
 		if onPublish != nil {

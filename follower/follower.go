@@ -309,6 +309,7 @@ func (f *Follower) loop(ctx context.Context) {
 				f.syncPending()
 			}
 		}
+		f.exec.preopen(f.Head())
 	}
 }
 

@@ -103,6 +103,22 @@ func (e *executor) syncChain(parent *types.Header, fbs []*feed.Flashblock, after
 // the sealed state underneath (for prefetches and carry-over), the reader
 // and the pending state the block's diffs stack on.
 func (e *executor) parentState(parent *types.Header) (*remote.State, state.Reader, *pending.State) {
+	st, b := e.openBase(parent)
+	switch {
+	case b == nil:
+		return st, st, pending.NewState(st)
+	case st == b.base:
+		return b.base, b.state, b.state
+	}
+	ps := pending.NewState(st).With(b.state.Flatten())
+	return st, ps, ps
+}
+
+// openBase is the sealed state a block opened on parent now reads through:
+// the parent's own when it is sealed (b nil), else, for a block b of the
+// pending chain, the newest sealed state below it (b's own base, or a
+// block after that the upstream has sealed since).
+func (e *executor) openBase(parent *types.Header) (st *remote.State, b *openBlock) {
 	hash := parent.Hash()
 	if e.headers.cached(hash) == nil {
 		for i, c := range e.chain {
@@ -112,15 +128,12 @@ func (e *executor) parentState(parent *types.Header) (*remote.State, state.Reade
 			}
 			sealed := e.sealedBelow(i)
 			if sealed == nil || sealed.Hash() == b.base.BlockHash() {
-				return b.base, b.state, b.state
+				return b.base, b
 			}
-			st := e.stateAt(sealed)
-			ps := pending.NewState(st).With(b.state.Flatten())
-			return st, ps, ps
+			return e.stateAt(sealed), b
 		}
 	}
-	st := e.stateAt(parent)
-	return st, st, pending.NewState(st)
+	return e.stateAt(parent), nil
 }
 
 // sealedBelow is the newest sealed block below the chain's i-th block (its

@@ -457,6 +457,19 @@ func (r *rig) counter(name string) uint64 {
 	return st.Counters[name]
 }
 
+// counters are some of the follower's status counters, in order.
+func (r *rig) counters(names ...string) []uint64 {
+	var st struct{ Counters map[string]uint64 }
+	if err := callInto(r.url.Load().(string), &st, "follower_status"); err != nil {
+		r.t.Fatalf("follower_status: %v", err)
+	}
+	out := make([]uint64, len(names))
+	for i, n := range names {
+		out[i] = st.Counters[n]
+	}
+	return out
+}
+
 // settle lets the fault act for d while the watchers run.
 func settle(d time.Duration) { time.Sleep(d) }
 
