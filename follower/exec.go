@@ -101,6 +101,9 @@ type openBlock struct {
 	applied int           // flashblocks applied
 	last    *types.Header // the header of the last snapshot published
 	state   *pending.State
+	// broken: a flashblock failed part way (transactions before the
+	// failing one may be applied); the next sync opens the block again
+	broken bool
 }
 
 // clear drops the pending block (nothing is pending until the next one).
@@ -113,19 +116,22 @@ func (e *executor) clear() {
 
 // sync makes the published pending state the result of executing fbs on
 // parent: it continues the open block when fbs extends it, otherwise starts
-// over. onPublish is called after each snapshot is published.
+// over. onPublish is called after each snapshot is published. On failure
+// nothing more is published (what pending shows then is the caller's
+// choice: syncChain's settle); a block that failed part way is marked
+// broken, to be opened again.
 func (e *executor) sync(parent *types.Header, fbs []*feed.Flashblock, onPublish func(*pending.Snapshot)) error {
 	if len(fbs) == 0 {
 		e.clear()
 		return nil
 	}
 	b := e.blk
-	opening := b == nil || b.payload != fbs[0].PayloadID || b.Parent.Hash() != parent.Hash() || b.applied > len(fbs)
+	opening := b == nil || b.broken || b.payload != fbs[0].PayloadID || b.Parent.Hash() != parent.Hash() || b.applied > len(fbs)
 	fetched := e.shared.Fetches.Load()
 	if opening {
 		var err error
 		if b, err = e.open(parent, fbs[0]); err != nil {
-			e.clear()
+			e.blk = nil
 			return err
 		}
 		e.blk = b
@@ -133,7 +139,7 @@ func (e *executor) sync(parent *types.Header, fbs []*feed.Flashblock, onPublish 
 	for b.applied < len(fbs) {
 		snap, err := e.apply(b, fbs[b.applied])
 		if err != nil {
-			e.clear()
+			b.broken = true
 			return err
 		}
 		if opening && b.applied == 1 {

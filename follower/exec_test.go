@@ -57,13 +57,20 @@ func devUpstreamWith(t *testing.T, g *core.Genesis) (c *chain.Chain, url string,
 // execFixture is an executor over devUpstream, at its genesis.
 func execFixture(t *testing.T) (*executor, *pending.Source, *types.Header) {
 	t.Helper()
-	c, url, _ := devUpstream(t)
+	e, src, genesis, _ := execFixtureDown(t)
+	return e, src, genesis
+}
+
+// execFixtureDown is execFixture with devUpstream's switch.
+func execFixtureDown(t *testing.T) (*executor, *pending.Source, *types.Header, *atomic.Bool) {
+	t.Helper()
+	c, url, down := devUpstream(t)
 	client := remote.NewClient(url, 0)
 	sh := remote.NewShared(client, remote.ProofsRequired)
 	src := new(pending.Source)
 	e := newExecutor(c.Config(), sh, newHeaders(client, c.Config()), src)
 	e.stateAt = sh.NewState
-	return e, src, c.Head()
+	return e, src, c.Head(), down
 }
 
 func devTx(t *testing.T, nonce uint64, to common.Address, value int64) hexutil.Bytes {
@@ -125,7 +132,7 @@ func TestExecutorReexecutesAndRejects(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := &feed.Flashblock{PayloadID: id, Index: 2, Diff: feed.Diff{Transactions: tc.txs}}
-			err := e.sync(parent, []*feed.Flashblock{fb0, fb1, bad}, nil)
+			_, err := e.syncChain(parent, []*feed.Flashblock{fb0, fb1, bad}, noneAfter, noCallback)
 			if !errors.Is(err, ErrInvalidFlashblock) {
 				t.Fatalf("error %v", err)
 			}
@@ -133,7 +140,7 @@ func TestExecutorReexecutesAndRejects(t *testing.T) {
 				t.Fatal("pending not cleared after an invalid flashblock")
 			}
 			// rebuilt from scratch on the next sync
-			if err := e.sync(parent, []*feed.Flashblock{fb0, fb1}, nil); err != nil || src.Current() == nil || len(src.Current().Txs) != 2 {
+			if _, err := e.syncChain(parent, []*feed.Flashblock{fb0, fb1}, noneAfter, noCallback); err != nil || src.Current() == nil || len(src.Current().Txs) != 2 {
 				t.Fatalf("rebuild: %v", err)
 			}
 		})
@@ -210,6 +217,12 @@ func TestCarryOver(t *testing.T) {
 		})
 	}
 }
+
+// noneAfter and noCallback are syncChain's arguments for a single block
+// with nothing to tell.
+func noneAfter(common.Hash) []*feed.Flashblock { return nil }
+
+func noCallback([]*feed.Flashblock) func(*pending.Snapshot) { return func(*pending.Snapshot) {} }
 
 func mustKey(t *testing.T) *ecdsa.PrivateKey {
 	key, err := crypto.HexToECDSA(chain.DevKeys[0])

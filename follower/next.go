@@ -1,6 +1,7 @@
 package follower
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -54,7 +55,7 @@ const maxPreconfirmed = 8
 // block whose parent is hash) on the one before, keeping the blocks already
 // executed. published(fbs) gives the callback for each snapshot of fbs'
 // block. On failure it returns the flashblocks of the block that failed;
-// the blocks before it stay pending.
+// the blocks before it stay pending (settle).
 func (e *executor) syncChain(parent *types.Header, fbs []*feed.Flashblock, after func(common.Hash) []*feed.Flashblock,
 	published func([]*feed.Flashblock) func(*pending.Snapshot)) ([]*feed.Flashblock, error) {
 	if parent == nil || len(fbs) == 0 {
@@ -82,11 +83,7 @@ func (e *executor) syncChain(parent *types.Header, fbs []*feed.Flashblock, after
 			onPublish(s)
 		})
 		if err != nil {
-			if n := len(e.chain); n > 0 {
-				// sync withdrew pending; what came before still stands
-				e.blk = e.chain[n-1].blk
-				e.src.Publish(e.chain[n-1].snap)
-			}
+			e.settle(c, parent, fbs[0].PayloadID, errors.Is(err, ErrInvalidFlashblock))
 			return fbs, err
 		}
 		c.blk = e.blk
@@ -95,6 +92,44 @@ func (e *executor) syncChain(parent *types.Header, fbs []*feed.Flashblock, after
 		fbs = after(parent.Hash())
 	}
 	return nil, nil
+}
+
+// settle decides what pending shows after block c of the chain (payload
+// id on parent) failed, the blocks before it standing. Pending never goes
+// through nothing on the way, and never shows a block that does not stand:
+//   - a retryable failure (an upstream read) keeps what the block already
+//     showed: its snapshots are right, and it is executed again from its
+//     start at the next event (it stays in the chain, marked broken);
+//   - a flashblock that cannot be applied drops the block (and the ones
+//     after it): pending is the final snapshot of the block before it, or,
+//     when the failed block was the one on the sealed head, nothing above
+//     latest (pending answers latest) until the next index 0.
+//
+// Either way pending is never older than latest: every block of the chain
+// builds on the sealed head.
+func (e *executor) settle(c chainBlock, parent *types.Header, payload feed.PayloadID, invalid bool) {
+	b := e.blk
+	if !invalid && c.snap != nil && b != nil && b.payload == payload && b.Parent.Hash() == parent.Hash() {
+		b.broken = true
+		c.blk = b
+		e.chain = append(e.chain, c)
+		e.show(c.snap)
+		return
+	}
+	if n := len(e.chain); n > 0 {
+		e.blk = e.chain[n-1].blk
+		e.show(e.chain[n-1].snap)
+		return
+	}
+	e.blk = nil
+	e.show(nil)
+}
+
+// show publishes s unless it is what pending shows already.
+func (e *executor) show(s *pending.Snapshot) {
+	if e.src.Current() != s {
+		e.src.Publish(s)
+	}
 }
 
 // parentState is the state a block opens on: the sealed parent's, read
@@ -151,10 +186,11 @@ func (e *executor) sealedBelow(i int) *types.Header {
 	return sealed
 }
 
-// opened is the pending chain's block at number, or nil.
+// opened is the pending chain's block at number, or nil (also when it is
+// broken: its execution is not what it showed).
 func (e *executor) opened(number uint64) *openBlock {
 	for _, c := range e.chain {
-		if c.blk.Header.Number.Uint64() == number {
+		if c.blk.Header.Number.Uint64() == number && !c.blk.broken {
 			return c.blk
 		}
 	}
