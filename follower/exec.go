@@ -321,42 +321,20 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 	if err != nil {
 		return nil, err
 	}
-	// Fetch the recipients (and access-listed slots) and the senders (usually
-	// cached: they send again and again) in one go.
-	recipients := make([]common.Address, 0, 2*len(txs))
-	for _, tx := range txs {
-		if to := tx.To(); to != nil {
-			recipients = append(recipients, *to)
-		}
-	}
-	slots := make(map[common.Address][]common.Hash)
-	for _, tx := range txs {
-		for _, t := range tx.AccessList() {
-			slots[t.Address] = append(slots[t.Address], t.StorageKeys...)
-		}
-	}
 	t1 := time.Now()
 	e.lastDecode.Store(int64(t1.Sub(t0)))
-	for _, tx := range txs {
-		from, _ := types.Sender(e.signer, tx) // cached by the preparation
-		recipients = append(recipients, from)
-	}
 	fetches := e.shared.Fetches.Load()
-	fetched := make(chan error, 1)
-	go func() {
-		var err error
-		if len(slots) > 0 {
-			err = b.base.PrefetchStorage(slots)
+	if e.passes > 0 {
+		// The senders, recipients and slots they read, in a few batches.
+		e.rounds.Add(uint64(e.discover(b, txs)))
+	} else {
+		if err := e.prefetchTxs(b, txs); err != nil {
+			return nil, err
 		}
-		fetched <- err
-	}()
-	if err := errors.Join(b.base.Prefetch(recipients), <-fetched); err != nil {
-		return nil, err
+		if e.shared.Fetches.Load() != fetches {
+			e.rounds.Add(1)
+		}
 	}
-	if e.shared.Fetches.Load() != fetches {
-		e.rounds.Add(1)
-	}
-	e.rounds.Add(uint64(e.discover(b, txs))) // the slots they read, in a few batches
 	fetches = e.shared.Fetches.Load()
 	t2 := time.Now()
 	e.lastFetch.Store(int64(t2.Sub(t1)))
@@ -387,6 +365,33 @@ func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, 
 	}
 	e.lastSnap.Store(int64(time.Since(t3)))
 	return snap, nil
+}
+
+// prefetchTxs fetches, in one round trip, the senders (usually cached: they
+// send again and again), the recipients and the access-listed slots of txs
+// (without discovery, the only reads made before they execute).
+func (e *executor) prefetchTxs(b *openBlock, txs types.Transactions) error {
+	accts := make([]common.Address, 0, 2*len(txs))
+	slots := make(map[common.Address][]common.Hash)
+	for _, tx := range txs {
+		if to := tx.To(); to != nil {
+			accts = append(accts, *to)
+		}
+		from, _ := types.Sender(e.signer, tx) // cached by the preparation
+		accts = append(accts, from)
+		for _, t := range tx.AccessList() {
+			slots[t.Address] = append(slots[t.Address], t.StorageKeys...)
+		}
+	}
+	fetched := make(chan error, 1)
+	go func() {
+		var err error
+		if len(slots) > 0 {
+			err = b.base.PrefetchStorage(slots)
+		}
+		fetched <- err
+	}()
+	return errors.Join(b.base.Prefetch(accts), <-fetched)
 }
 
 // snapshot assembles the pending view after the open block's latest

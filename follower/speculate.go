@@ -1,6 +1,7 @@
 package follower
 
 import (
+	"math/big"
 	"runtime"
 	"sync"
 
@@ -91,21 +92,28 @@ func (e *executor) discover(b *openBlock, txs types.Transactions) int {
 
 // speculate executes txs one after the other on a StateDB of b's state as
 // rec reads it (its own: b's is not touched), ignoring their results.
-// Nonces are not checked: a sender's earlier transaction may be in another
-// chunk.
+// Nonces are not checked (a sender's earlier transaction may be in another
+// chunk) and gas is free, so that a sender not fetched yet (answered
+// absent) still runs its transaction and it is fetched with the slots.
 func (e *executor) speculate(b *openBlock, txs types.Transactions, rec *remote.Recorder) {
 	statedb, err := state.NewWithReader(b.Parent.Root, e.memdb, b.state.Rebase(rec))
 	if err != nil {
 		return
 	}
 	coinbase := b.Header.Coinbase
-	evm := forkrules.NewEVM(core.NewEVMBlockContext(b.Header, e.headers, &coinbase, e.config, statedb), statedb, e.config, vm.Config{})
+	evm := forkrules.NewEVM(core.NewEVMBlockContext(b.Header, e.headers, &coinbase, e.config, statedb), statedb, e.config, vm.Config{NoBaseFee: true})
 	for i, tx := range txs {
 		msg, err := core.TransactionToMessage(tx, e.signer, b.Header.BaseFee)
 		if err != nil {
 			continue
 		}
 		msg.SkipNonceChecks = true
+		if !msg.IsDepositTx {
+			msg.GasPrice, msg.GasFeeCap, msg.GasTipCap = new(big.Int), new(big.Int), new(big.Int)
+			if msg.BlobGasFeeCap != nil {
+				msg.BlobGasFeeCap = new(big.Int)
+			}
+		}
 		statedb.SetTxContext(tx.Hash(), i)
 		if _, err := core.ApplyMessage(evm, msg, core.NewGasPool(b.Header.GasLimit)); err == nil {
 			statedb.Finalise(true)

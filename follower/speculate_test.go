@@ -171,3 +171,33 @@ func sameSnapshot(a, b *pending.Snapshot) error {
 	}
 	return nil
 }
+
+// BenchmarkDiscovery: applying a flashblock of 50 calls, each reading 26
+// slots of the layered contract, on state already cached (after the first
+// op): what discovery's speculative pass costs when it finds nothing to
+// fetch (passes=4), against none (passes=0). One op is one flashblock.
+func BenchmarkDiscovery(b *testing.B) {
+	for _, passes := range []int{0, discoverPasses} {
+		b.Run(fmt.Sprintf("passes=%d", passes), func(b *testing.B) {
+			t := &testing.T{}
+			g := chain.DevGenesis()
+			g.Alloc[layered] = types.Account{Code: layeredCode(24, 2), Storage: layeredStorage(24, 2), Balance: new(big.Int)}
+			c, url, _ := devUpstreamWith(t, g)
+			client := remote.NewClient(url, 0)
+			sh := remote.NewShared(client, remote.ProofsRequired)
+			e := newExecutor(c.Config(), sh, newHeaders(client, c.Config()), new(pending.Source))
+			parent := c.Head()
+			st := sh.NewState(parent) // one State: cached after the first op
+			e.stateAt = func(*types.Header) *remote.State { return st }
+			e.passes = passes
+			raws := make([]hexutil.Bytes, 50)
+			for i := range raws {
+				raws[i] = callTx(t, uint64(i), layered)
+			}
+			b.ResetTimer()
+			cpu := cpuTime()
+			reexecute(b, e, parent, raws)
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
