@@ -20,7 +20,9 @@ import (
 // contracts the block-end system calls write (EIP-7002/7251 queues), storage
 // of accounts whose storage changed (their storage root moved), destroyed
 // and re-created accounts' other slots, and empty accounts (EIP-161 may have
-// removed them without a hook seeing it). It reports whether it seeded.
+// removed them without a hook seeing it). The accounts whose storage
+// changed are given as hints instead (remote.State.Hint). It reports
+// whether it seeded.
 func (e *executor) carryOver(b *openBlock, sealed *remote.Head, into *remote.State) bool {
 	if b == nil || b.last == nil || sealed == nil {
 		return false
@@ -64,14 +66,24 @@ func (e *executor) carryOver(b *openBlock, sealed *remote.Head, into *remote.Sta
 			accts[a] = acct
 		}
 	}
+	hints := make(map[common.Address]*types.StateAccount)
 	for a, acct := range d.Accounts {
 		_, storageChanged := d.Storage[a]
 		_, cleared := d.Cleared[a]
-		if skip(a) || storageChanged || cleared || empty(acct) {
+		if skip(a) || cleared || empty(acct) {
+			continue
+		}
+		if storageChanged {
+			// Known but for the storage root: discovery's provisional
+			// answer until it is read (speculate.go).
+			if acct != nil {
+				hints[a] = acct
+			}
 			continue
 		}
 		accts[a] = acct // nil: it no longer exists
 	}
+	into.Hint(hints)
 	slots := make(map[common.Address]map[common.Hash]common.Hash)
 	for a, m := range oldSlots {
 		_, cleared := d.Cleared[a]

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -10,38 +11,60 @@ import (
 
 // Recorder reads a State without asking the upstream for accounts or
 // storage: what the State holds (in memory or in its Store) is answered as
-// is; a miss is recorded and answered provisionally, the account absent,
-// the slot zero. A speculative execution over it learns which keys its
-// transactions read, so they can be fetched together (FetchMisses) before the execution that counts. Its answers may be
-// wrong and must never reach anything published. Code missing from the
-// shared cache is recorded too and answered as none. Safe for concurrent
-// use.
+// is; a miss is recorded and answered provisionally: the account as its
+// hint says (Hint) or absent, the slot zero, code none. A speculative
+// execution over it learns which keys its transactions read, so they can be
+// fetched together (FetchMisses) before the execution that counts. Its
+// answers may be wrong and must never reach anything published. Safe for
+// concurrent use.
 type Recorder struct {
 	s   *State
 	max int // misses kept; past it more are answered but not recorded
 
 	mu    sync.Mutex
-	accts map[common.Address]struct{}
+	accts map[common.Address]*types.StateAccount // missed, with the provisional answer
 	slots map[slotKey]struct{}
 	codes map[common.Hash]common.Address
 }
 
 // Recorder returns a recorder of s keeping at most max misses.
 func (s *State) Recorder(max int) *Recorder {
-	return &Recorder{s: s, max: max, accts: make(map[common.Address]struct{}), slots: make(map[slotKey]struct{}), codes: make(map[common.Hash]common.Address)}
+	return &Recorder{s: s, max: max, accts: make(map[common.Address]*types.StateAccount), slots: make(map[slotKey]struct{}), codes: make(map[common.Hash]common.Address)}
 }
 
-// Account implements state.Reader.
+// Account implements state.Reader. A miss is answered with the account's
+// hint, if the State has one (Hint), else as absent.
 func (r *Recorder) Account(addr common.Address) (*types.StateAccount, error) {
 	if v, ok := r.s.peekAccount(addr); ok {
 		return copyAccount(v), nil
 	}
+	r.s.mu.Lock()
+	hint := r.s.hints[addr]
+	r.s.mu.Unlock()
 	r.mu.Lock()
 	if len(r.accts)+len(r.slots)+len(r.codes) < r.max {
-		r.accts[addr] = struct{}{}
+		r.accts[addr] = hint
 	}
 	r.mu.Unlock()
-	return nil, nil
+	return copyAccount(hint), nil
+}
+
+// Hint gives accounts as they probably are in this state (the follower:
+// contracts whose storage the block before changed, known but for their
+// storage root), for Recorders to answer with until they are fetched.
+// They are never answered as values.
+func (s *State) Hint(accts map[common.Address]*types.StateAccount) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hints == nil {
+		s.hints = make(map[common.Address]*types.StateAccount, len(accts))
+	}
+	for a, v := range accts {
+		if len(s.hints) >= maxEntries {
+			return
+		}
+		s.hints[a] = copyAccount(v)
+	}
 }
 
 // Storage implements state.Reader.
@@ -122,8 +145,8 @@ func (r *Recorder) want(want map[common.Address][]common.Hash, codes map[common.
 func (r *Recorder) Exact() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for a := range r.accts {
-		if v, ok := r.s.peekAccount(a); !ok || v != nil {
+	for a, p := range r.accts {
+		if v, ok := r.s.peekAccount(a); !ok || !sameAccount(v, p) {
 			return false
 		}
 	}
@@ -164,6 +187,15 @@ func (s *State) peekCode(h common.Hash) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// sameAccount reports whether a and b are the same to an execution: both
+// absent, or the same nonce, balance and code.
+func sameAccount(a, b *types.StateAccount) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Nonce == b.Nonce && a.Balance.Eq(b.Balance) && bytes.Equal(a.CodeHash, b.CodeHash)
 }
 
 // peekAccount is the account if s knows it without asking the upstream

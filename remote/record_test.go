@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/holiman/uint256"
 
 	"github.com/preconf/preconf/remote"
 )
@@ -119,5 +121,54 @@ func TestPrefetchStorageLarge(t *testing.T) {
 		if a, _ := rec.Account(missing); a != nil || rec.Misses() != 0 {
 			t.Fatalf("mode %d: %d misses after the prefetch", mode, rec.Misses())
 		}
+	}
+}
+
+// TestRecorderHints: a hinted account missed is answered with its hint,
+// never by the State itself, and fetched; Exact holds when the hint had the
+// real nonce, balance and code, whatever its storage root.
+func TestRecorderHints(t *testing.T) {
+	n := upstream(t)
+	head := n.Chain.Head()
+	local, err := n.Chain.StateReader(head.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := local.Account(contract)
+	for _, tc := range []struct {
+		name  string
+		hint  func() *types.StateAccount
+		exact bool
+	}{
+		{"right but for the storage root", func() *types.StateAccount {
+			h := real.Copy()
+			h.Root = types.EmptyRootHash
+			return h
+		}, true},
+		{"wrong balance", func() *types.StateAccount {
+			h := real.Copy()
+			h.Balance = uint256.NewInt(1)
+			return h
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sh := remote.NewShared(remote.NewClient(n.URL(), 0), remote.ProofsRequired)
+			st := sh.NewState(head)
+			hint := tc.hint()
+			st.Hint(map[common.Address]*types.StateAccount{contract: hint})
+			rec := st.Recorder(10)
+			if a, _ := rec.Account(contract); a == nil || !a.Balance.Eq(hint.Balance) || rec.Misses() != 1 {
+				t.Fatalf("recorder answered %+v with %d misses, want the hint and a miss", a, rec.Misses())
+			}
+			if _, err := st.FetchMisses([]*remote.Recorder{rec}); err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.Exact(); got != tc.exact {
+				t.Fatalf("exact %v, want %v", got, tc.exact)
+			}
+			if a, err := st.Account(contract); err != nil || !a.Balance.Eq(real.Balance) || a.Root != real.Root {
+				t.Fatalf("the State answered %+v (%v), want the upstream's %+v", a, err, real)
+			}
+		})
 	}
 }

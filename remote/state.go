@@ -121,6 +121,9 @@ type State struct {
 	mu    sync.Mutex
 	accts map[common.Address]*entry[*types.StateAccount]
 	slots map[slotKey]*entry[common.Hash]
+	// hints are accounts as they probably are here, never answered as
+	// values: a Recorder's provisional answers (Hint).
+	hints map[common.Address]*types.StateAccount
 }
 
 // NewState is the state after the sealed block h.
