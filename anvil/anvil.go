@@ -11,9 +11,9 @@ import (
 	"crypto/rand"
 	"sync/atomic"
 
-	"errors"
-	"github.com/ethereum/go-ethereum/common"
 	"math/big"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/preconf/preconf/fork"
 	"github.com/preconf/preconf/rpc"
@@ -114,17 +114,4 @@ func (a *API) methods() []method {
 
 // coded turns the sequencer's errors into anvil's codes: a refusal of the
 // input is -32602, anything else -32603.
-func coded(err error) error {
-	if err == nil {
-		return nil
-	}
-	var c rpc.Error
-	if errors.As(err, &c) {
-		return err
-	}
-	var refused *sequencer.RefusedError
-	if errors.As(err, &refused) {
-		return &rpc.InvalidParamsError{Msg: refused.Error()}
-	}
-	return &rpc.InternalError{Msg: err.Error()}
-}
+func coded(err error) error { return sequencer.Coded(err, rpc.CodeInternal) }

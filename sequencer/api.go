@@ -108,3 +108,23 @@ func poolError(err error) error {
 	}
 	return &rpc.ServerError{Msg: err.Error()}
 }
+
+// Coded is the JSON-RPC error the node answers for err, an error of the
+// sequencer or of the pool and core beneath it, as go-ethereum's ethapi
+// codes core's errors at its edge: errors already coded (eth_estimateGas's,
+// through a GasEstimator) keep theirs, a RefusedError is -32602 (invalid
+// params) and anything else is otherwise's code with err's message.
+func Coded(err error, otherwise int) error {
+	if err == nil {
+		return nil
+	}
+	var coded rpc.Error
+	if errors.As(err, &coded) {
+		return err
+	}
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return &rpc.InvalidParamsError{Msg: err.Error()}
+	}
+	return &rpc.CodedError{Code: otherwise, Msg: err.Error()}
+}

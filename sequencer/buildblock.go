@@ -35,18 +35,27 @@ type BuildRequest struct {
 	Extra []byte
 }
 
+// BuildBlock's errors for a parent it cannot build on (go-ethereum's miner's
+// words).
+var (
+	ErrUnknownParent    = errors.New("unknown parent block")
+	ErrInvalidTimestamp = errors.New("invalid timestamp")
+)
+
 // BuildBlock builds the block req describes and returns it as an execution
-// payload envelope. Errors are refusals (coded) or failures.
+// payload envelope. A RefusedError refuses the request as given; other
+// errors (ErrUnknownParent, ErrInvalidTimestamp, a transaction core
+// rejects) say why the block cannot be built.
 func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.ExecutionPayloadEnvelope, error) {
 	parent := s.chain.HeaderByHash(req.Parent)
 	if parent == nil {
-		return nil, &rpc.ServerError{Msg: fmt.Sprintf("unknown parent block %v", req.Parent)}
+		return nil, fmt.Errorf("%w %v", ErrUnknownParent, req.Parent)
 	}
 	if req.Attrs.Timestamp <= parent.Time {
-		return nil, &rpc.ServerError{Msg: fmt.Sprintf("invalid timestamp, parent %d given %d", parent.Time, req.Attrs.Timestamp)}
+		return nil, fmt.Errorf("%w, parent %d given %d", ErrInvalidTimestamp, parent.Time, req.Attrs.Timestamp)
 	}
 	if len(req.Attrs.Withdrawals) > 0 && s.config.IsOptimism() {
-		return nil, &rpc.InvalidParamsError{Msg: "withdrawals on an OP-stack chain"}
+		return nil, &RefusedError{errors.New("withdrawals on an OP-stack chain")}
 	}
 	txs := req.Txs
 	fromPool := txs == nil
@@ -72,7 +81,7 @@ func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.E
 		Random: req.Attrs.Random, BeaconRoot: beaconRoot, Extra: req.Extra,
 	})
 	if err != nil {
-		return nil, &rpc.ServerError{Msg: err.Error()}
+		return nil, err
 	}
 	b.withdrawals = req.Attrs.Withdrawals
 	sidecars := make(map[common.Hash]*types.BlobTxSidecar)
@@ -85,13 +94,13 @@ func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.E
 			tx = tx.WithoutBlobTxSidecar()
 		}
 		if max := eip4844.MaxBlobGasPerBlock(s.config, b.Header.Time); b.BlobGas+tx.BlobGas() > max {
-			return nil, &rpc.ServerError{Msg: fmt.Sprintf("max data blobs reached: block blob gas %d of %d, tx %v needs %d", b.BlobGas, max, tx.Hash(), tx.BlobGas())}
+			return nil, fmt.Errorf("max data blobs reached: block blob gas %d of %d, tx %v needs %d", b.BlobGas, max, tx.Hash(), tx.BlobGas())
 		}
 		if err := s.apply(b, tx); err != nil {
 			if fromPool {
 				continue // pre-confirmed on another state: cannot happen on this parent
 			}
-			return nil, &rpc.ServerError{Msg: err.Error()} // core's text, as go-ethereum's miner answers
+			return nil, err // core's text, as go-ethereum's miner answers
 		}
 	}
 	if fromPool {
@@ -99,7 +108,7 @@ func (s *Sequencer) BuildBlock(ctx context.Context, req BuildRequest) (*engine.E
 	}
 	block, requests, err := s.finalise(b)
 	if err != nil {
-		return nil, &rpc.ServerError{Msg: err.Error()}
+		return nil, err
 	}
 	if requests == nil && s.config.IsPrague(block.Number(), block.Time()) {
 		requests = [][]byte{}
@@ -183,11 +192,7 @@ func (a *API) buildBlockV1(ctx context.Context, p rpc.Params) (any, error) {
 	}
 	env, err := a.s.BuildBlock(ctx, req)
 	if err != nil {
-		var coded rpc.Error
-		if errors.As(err, &coded) {
-			return nil, err
-		}
-		return nil, &rpc.ServerError{Msg: err.Error()}
+		return nil, Coded(err, rpc.CodeServer)
 	}
 	return envelopeJSON(env)
 }

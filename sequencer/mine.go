@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/preconf/preconf/rpc"
+	"github.com/ethereum/go-ethereum/core/types"
 )
 
 // Mining on demand: evm_mine and anvil_mine seal blocks now, on a timed
@@ -54,6 +54,23 @@ func (s *Sequencer) Mine(ctx context.Context, opts MineOptions) error {
 	return nil
 }
 
+// notAfterParent refuses timestamp t for a block on parent.
+func notAfterParent(t uint64, parent *types.Header) error {
+	return fmt.Errorf("timestamp %d is not after the latest block's (%d, block %d)", t, parent.Time, parent.Number)
+}
+
+// TimeTakenError refuses a timestamp for the open block once it holds
+// pre-confirmed transactions: they keep the time they executed at.
+type TimeTakenError struct {
+	Number uint64 // the open block
+	Txs    int    // its pre-confirmed transactions
+	Time   uint64 // the timestamp they executed at
+}
+
+func (e *TimeTakenError) Error() string {
+	return fmt.Sprintf("the pending block %d already pre-confirmed %d transactions executed at timestamp %d; a timestamp can be chosen only for a block without pre-confirmed transactions (start with --flashblock-interval 0 to keep transactions unexecuted until mined)", e.Number, e.Txs, e.Time)
+}
+
 // mineOne seals the open block, re-opened first at the clock's time when it
 // is still empty. It returns a refusal (nothing changed) or a failure that
 // stops the sequencer.
@@ -61,10 +78,10 @@ func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error)
 	b := s.blk
 	if ts != nil {
 		if *ts <= b.Parent.Time {
-			return &rpc.InvalidParamsError{Msg: fmt.Sprintf("timestamp %d is not after the latest block's (%d, block %d)", *ts, b.Parent.Time, b.Parent.Number)}, nil
+			return &RefusedError{notAfterParent(*ts, b.Parent)}, nil
 		}
 		if !b.empty() && *ts != b.Header.Time {
-			return &rpc.ServerError{Msg: fmt.Sprintf("the pending block %d already pre-confirmed %d transactions executed at timestamp %d; a timestamp can be chosen only for a block without pre-confirmed transactions (start with --flashblock-interval 0 to keep transactions unexecuted until mined)", b.Header.Number, len(b.Txs), b.Header.Time)}, nil
+			return &TimeTakenError{Number: b.Header.Number.Uint64(), Txs: len(b.Txs), Time: b.Header.Time}, nil
 		}
 		s.set.clock.exact = *ts
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -92,12 +91,7 @@ func (a *API) mine(ctx context.Context, opts MineOptions) error {
 	if opts.Blocks > MaxMineBlocks {
 		return &rpc.InvalidParamsError{Msg: fmt.Sprintf("%d blocks asked, at most %d per call", opts.Blocks, MaxMineBlocks)}
 	}
-	err := a.s.Mine(ctx, opts)
-	var coded rpc.Error
-	if err == nil || errors.As(err, &coded) {
-		return err
-	}
-	return &rpc.ServerError{Msg: err.Error()}
+	return Coded(a.s.Mine(ctx, opts), rpc.CodeServer)
 }
 
 // quantity reads a number given as a JSON number or a hex quantity string

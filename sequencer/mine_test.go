@@ -103,9 +103,9 @@ func TestManualMiningPooled(t *testing.T) {
 		t.Errorf("times %d %d after evm_mine at %d: the first exact, the clock going on from it", b4.Time(), b5.Time(), ts)
 	}
 	bad := b5.Time()
-	var invalid *rpc.InvalidParamsError
-	if err := h.seq.Mine(ctx, MineOptions{Blocks: 1, Timestamp: &bad}); !errors.As(err, &invalid) {
-		t.Errorf("timestamp equal to the head's: %v, want invalid params", err)
+	var refused *RefusedError
+	if err := h.seq.Mine(ctx, MineOptions{Blocks: 1, Timestamp: &bad}); !errors.As(err, &refused) {
+		t.Errorf("timestamp equal to the head's: %v, want a refusal", err)
 	}
 	if h.chain.Head().Number.Uint64() != parent+5 {
 		t.Errorf("head %d after a refused mine", h.chain.Head().Number)

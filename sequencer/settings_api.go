@@ -100,7 +100,7 @@ func (s *Sequencer) SetNextBlockTimestamp(ctx context.Context, t uint64) error {
 func (s *Sequencer) timeRefusal(t uint64) error {
 	b := s.blk
 	if t <= b.Parent.Time {
-		return fmt.Errorf("timestamp %d is not after the latest block's (%d, block %d)", t, b.Parent.Time, b.Parent.Number)
+		return notAfterParent(t, b.Parent)
 	}
 	if !b.empty() && t != b.Header.Time {
 		return fmt.Errorf("the pending block %d already pre-confirmed %d transactions executed at timestamp %d; a timestamp can be chosen only for a block without pre-confirmed transactions (mine it first, or start with --flashblock-interval 0 to keep transactions unexecuted until mined)", b.Header.Number, len(b.Txs), b.Header.Time)
