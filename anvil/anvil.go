@@ -9,14 +9,14 @@ package anvil
 import (
 	"context"
 	"crypto/rand"
-	"sync/atomic"
-
 	"math/big"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/preconf/preconf/fork"
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/seqapi"
 	"github.com/preconf/preconf/sequencer"
 )
 
@@ -57,11 +57,11 @@ func Register(srv *rpc.Server, s *sequencer.Sequencer, opts Options) {
 	}
 }
 
-// RegisterDisabled answers every method with sequencer.ErrNoSequencer on a
+// RegisterDisabled answers every method with seqapi.ErrNoSequencer on a
 // node without a sequencer (--no-sequencer): there is no open block to
 // change.
 func RegisterDisabled(srv *rpc.Server) {
-	refuse := func(context.Context, rpc.Params) (any, error) { return nil, sequencer.ErrNoSequencer }
+	refuse := func(context.Context, rpc.Params) (any, error) { return nil, seqapi.ErrNoSequencer }
 	for _, m := range (&API{}).methods() {
 		for _, name := range m.names {
 			srv.Register(name, refuse)
@@ -96,6 +96,8 @@ func (a *API) methods() []method {
 		{[]string{"evm_setTime", "anvil_setTime"}, a.setTime},
 		{[]string{"anvil_setBlockTimestampInterval"}, a.setTimestampInterval},
 		{[]string{"anvil_removeBlockTimestampInterval"}, a.removeTimestampInterval},
+		{[]string{"evm_mine"}, a.evmMine},
+		{[]string{"anvil_mine", "hardhat_mine"}, a.anvilMine},
 		{[]string{"evm_setAutomine", "anvil_setAutomine"}, a.setAutomine},
 		{[]string{"anvil_getAutomine", "hardhat_getAutomine"}, a.getAutomine},
 		{[]string{"anvil_setIntervalMining", "evm_setIntervalMining"}, a.setIntervalMining},
@@ -114,4 +116,4 @@ func (a *API) methods() []method {
 
 // coded turns the sequencer's errors into anvil's codes: a refusal of the
 // input is -32602, anything else -32603.
-func coded(err error) error { return sequencer.Coded(err, rpc.CodeInternal) }
+func coded(err error) error { return seqapi.Coded(err, rpc.CodeInternal) }

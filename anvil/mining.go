@@ -7,7 +7,7 @@ import (
 	"github.com/preconf/preconf/rpc"
 )
 
-// The mining-mode methods (anvil_mine and evm_mine are the sequencer's own).
+// The mining-mode methods (mine.go mines).
 
 // setAutomine: [bool] → null.
 func (a *API) setAutomine(ctx context.Context, p rpc.Params) (any, error) {

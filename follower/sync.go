@@ -11,7 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/rpc"
-	"github.com/preconf/preconf/sequencer"
+	"github.com/preconf/preconf/seqapi"
 )
 
 // eth_sendRawTransactionSync (EIP-7966) on a follower, as Base's node
@@ -22,7 +22,7 @@ import (
 // sealed in a block whose flashblocks this follower missed, the sealed
 // receipt. Parameters, timeouts (default 20 s, at most 60 s), the nonce-gap
 // error and the timeout error (code 4, the hash as data) are the
-// sequencer's (package sequencer).
+// sequencer's (package seqapi).
 
 // txWaiters are the callers waiting for their transactions, woken by the
 // loop when a snapshot or a sealed head holds them.
@@ -114,7 +114,7 @@ func (f *Follower) sendRawTransactionSync(receipt rpc.Handler, cache *lru[string
 		if err := tx.UnmarshalBinary(input); err != nil {
 			return nil, &rpc.ServerError{Msg: err.Error()}
 		}
-		timeout, err := sequencer.SyncTimeout(p)
+		timeout, err := seqapi.SyncTimeout(p)
 		if err != nil {
 			return nil, err
 		}
@@ -150,7 +150,7 @@ func (f *Follower) sendRawTransactionSync(receipt rpc.Handler, cache *lru[string
 				if f.preconfirmed(hashParam) {
 					return receipt(ctx, hashParam)
 				}
-				return nil, sequencer.SyncTimeoutError(timeout, hash)
+				return nil, seqapi.SyncTimeoutError(timeout, hash)
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
@@ -192,7 +192,7 @@ func (f *Follower) nonceGap(tx *types.Transaction) error {
 		}
 	}
 	if tx.Nonce() > next {
-		return sequencer.NonceGapError(tx.Nonce(), next)
+		return seqapi.NonceGapError(tx.Nonce(), next)
 	}
 	return nil
 }

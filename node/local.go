@@ -7,6 +7,7 @@ import (
 
 	"github.com/preconf/preconf/anvil"
 	"github.com/preconf/preconf/api"
+	"github.com/preconf/preconf/seqapi"
 	"github.com/preconf/preconf/sequencer"
 )
 
@@ -66,7 +67,7 @@ func (n *Node) newSequencer() (*sequencer.Sequencer, error) {
 // eth_estimateGas's estimates.
 func (n *Node) startSequencer(seq *sequencer.Sequencer, reads *api.API) error {
 	if seq == nil {
-		sequencer.RegisterDisabled(n.RPC)
+		seqapi.RegisterDisabled(n.RPC)
 		anvil.RegisterDisabled(n.RPC)
 		return nil
 	}
@@ -78,7 +79,7 @@ func (n *Node) startSequencer(seq *sequencer.Sequencer, reads *api.API) error {
 	if n.Fork != nil { // runs before seq.Stop: a block waiting for the upstream gives up
 		n.OnClose(n.Fork.StopWaiting)
 	}
-	seq.Register(n.RPC, reads, reads)
+	seqapi.Register(n.RPC, seq, reads, reads)
 	anvil.Register(n.RPC, seq, anvil.Options{Version: api.Version, Fork: n.Fork,
 		GasPrice: func(context.Context) (*big.Int, error) { return reads.GasPrice(), nil }})
 	return nil

@@ -2,7 +2,6 @@ package sequencer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -10,11 +9,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/beacon/engine"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/consensus/misc/eip4844"
 	"github.com/ethereum/go-ethereum/core/types"
-
-	"github.com/preconf/preconf/rpc"
 )
 
 // testing_buildBlockV1 (execution-apis, testing namespace): build a block on
@@ -150,78 +146,4 @@ func blockValue(block *types.Block, receipts types.Receipts) *big.Int {
 		total.Add(total, tip.Mul(tip, new(big.Int).SetUint64(receipts[i].GasUsed)))
 	}
 	return total
-}
-
-// buildBlockV1 decodes testing_buildBlockV1's parameters: the parent hash,
-// the payload attributes (V3), the transactions (an array of raw
-// transactions, or null for the pool) and the optional extra data.
-func (a *API) buildBlockV1(ctx context.Context, p rpc.Params) (any, error) {
-	if err := p.Max(4); err != nil {
-		return nil, err
-	}
-	var req BuildRequest
-	if err := p.Required(0, &req.Parent); err != nil {
-		return nil, err
-	}
-	if err := p.Required(1, &req.Attrs); err != nil {
-		return nil, err
-	}
-	var raws *[]hexutil.Bytes
-	if _, err := p.Optional(2, &raws); err != nil {
-		return nil, err
-	}
-	if raws != nil {
-		req.Txs = make([]*types.Transaction, 0, len(*raws))
-		for i, raw := range *raws {
-			tx := new(types.Transaction)
-			if err := tx.UnmarshalBinary(raw); err != nil {
-				return nil, &rpc.InvalidParamsError{Msg: fmt.Sprintf("invalid transaction %d: %v", i, err)}
-			}
-			req.Txs = append(req.Txs, tx)
-		}
-	}
-	var extra *hexutil.Bytes
-	if _, err := p.Optional(3, &extra); err != nil {
-		return nil, err
-	}
-	if extra != nil {
-		if len(*extra) > 32 {
-			return nil, &rpc.InvalidParamsError{Msg: fmt.Sprintf("extraData of %d bytes, at most 32", len(*extra))}
-		}
-		req.Extra = *extra
-	}
-	env, err := a.s.BuildBlock(ctx, req)
-	if err != nil {
-		return nil, Coded(err, rpc.CodeServer)
-	}
-	return envelopeJSON(env)
-}
-
-// envelopeJSON is env as go-ethereum answers it: from 1.17.5 on it leaves
-// out the execution payload's slotNumber (an Amsterdam field) while unset,
-// where op-geth's encoder writes null.
-func envelopeJSON(env *engine.ExecutionPayloadEnvelope) (json.RawMessage, error) {
-	raw, err := json.Marshal(env)
-	if err != nil {
-		return nil, &rpc.InternalError{Msg: err.Error()}
-	}
-	var outer map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &outer); err != nil {
-		return nil, &rpc.InternalError{Msg: err.Error()}
-	}
-	var payload map[string]json.RawMessage
-	if err := json.Unmarshal(outer["executionPayload"], &payload); err != nil {
-		return nil, &rpc.InternalError{Msg: err.Error()}
-	}
-	if string(payload["slotNumber"]) != "null" {
-		return raw, nil
-	}
-	delete(payload, "slotNumber")
-	if outer["executionPayload"], err = json.Marshal(payload); err != nil {
-		return nil, &rpc.InternalError{Msg: err.Error()}
-	}
-	if raw, err = json.Marshal(outer); err != nil {
-		return nil, &rpc.InternalError{Msg: err.Error()}
-	}
-	return raw, nil
 }

@@ -8,12 +8,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-
-	"github.com/preconf/preconf/api"
-	"github.com/preconf/preconf/rpc"
 )
 
 // TestManualMiningPreconfirms: with manual mining and flashblocks, a
@@ -109,56 +105,6 @@ func TestManualMiningPooled(t *testing.T) {
 	}
 	if h.chain.Head().Number.Uint64() != parent+5 {
 		t.Errorf("head %d after a refused mine", h.chain.Head().Number)
-	}
-}
-
-// TestMineMethods: evm_mine's and anvil_mine's parameters and answers as
-// anvil's (hardhat_mine is anvil_mine).
-func TestMineMethods(t *testing.T) {
-	h := newManualHarness(t, "", 0)
-	defer h.stop()
-	srv := rpc.NewServer(rpc.Options{})
-	reads := api.New(api.Local(h.chain), api.Config{Pending: h.src})
-	reads.Register(srv)
-	h.seq.Register(srv, reads, reads)
-	future := uint64(time.Now().Unix()) + 1_000_000
-	tests := []struct {
-		method string
-		params []any
-		result string // "" for an error
-		blocks uint64
-	}{
-		{"evm_mine", nil, `"0x0"`, 1},
-		{"evm_mine", []any{nil}, `"0x0"`, 1},
-		{"evm_mine", []any{future}, `"0x0"`, 1},
-		{"evm_mine", []any{hexutil.EncodeUint64(future + 10)}, `"0x0"`, 1},
-		{"evm_mine", []any{map[string]any{"timestamp": future + 20, "blocks": 2}}, `"0x0"`, 2},
-		{"evm_mine", []any{map[string]any{"blocks": "0x2"}}, `"0x0"`, 2},
-		{"evm_mine", []any{"abc"}, "", 0},
-		{"evm_mine", []any{1, 2}, "", 0},
-		{"evm_mine", []any{future}, "", 0}, // not after the head's time
-		{"anvil_mine", nil, "null", 1},
-		{"anvil_mine", []any{3}, "null", 3},
-		{"anvil_mine", []any{"0x2", "0x1"}, "null", 2},
-		{"anvil_mine", []any{0}, "null", 0},
-		{"anvil_mine", []any{nil, 5}, "null", 1},
-		{"anvil_mine", []any{-1}, "", 0},
-		{"anvil_mine", []any{1.5}, "", 0},
-		{"anvil_mine", []any{MaxMineBlocks + 1}, "", 0},
-		{"hardhat_mine", []any{"0x2"}, "null", 2},
-	}
-	for _, tt := range tests {
-		before := h.chain.Head().Number.Uint64()
-		res := call(t, srv, tt.method, tt.params...)
-		switch {
-		case tt.result == "" && (res.Error == nil || res.Error.Code != -32602):
-			t.Errorf("%s %v: %s %+v, want -32602", tt.method, tt.params, res.Result, res.Error)
-		case tt.result != "" && (res.Error != nil || string(res.Result) != tt.result):
-			t.Errorf("%s %v: %s %+v, want %s", tt.method, tt.params, res.Result, res.Error, tt.result)
-		}
-		if got := h.chain.Head().Number.Uint64() - before; got != tt.blocks {
-			t.Errorf("%s %v sealed %d blocks, want %d", tt.method, tt.params, got, tt.blocks)
-		}
 	}
 }
 

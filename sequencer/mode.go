@@ -79,11 +79,11 @@ func (s *Sequencer) SetIntervalMining(ctx context.Context, secs uint64) error {
 	})
 }
 
-// automine seals a block after an admitted transaction when automine is
+// Automine seals a block after an admitted transaction when automine is
 // on: the transaction and whatever else is ready (as anvil's automine
 // mines every ready transaction). A queued one (a nonce gap) is not ready:
 // nothing is sealed for it.
-func (s *Sequencer) automine(ctx context.Context, res txpool.Result) error {
+func (s *Sequencer) Automine(ctx context.Context, res txpool.Result) error {
 	if !s.Mode().Automine || res.Queued {
 		return nil
 	}

@@ -6,6 +6,11 @@
 //
 // The sequencer goroutine is the only writer of the pending.Source and the
 // only user of the open block's StateDB; readers never wait on it.
+//
+// It speaks Go: its methods take Go values and return Go errors (sentinels
+// such as ErrNotOPStack, RefusedError for input the state refuses,
+// TimeTakenError); the JSON-RPC methods that call it, and code those
+// errors, are package seqapi's and package anvil's.
 package sequencer
 
 import (

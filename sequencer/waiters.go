@@ -25,8 +25,9 @@ func (s *Sequencer) notify(txs types.Transactions) {
 	}
 }
 
-// watch returns a channel closed when hash is pre-confirmed, and a cancel.
-func (s *Sequencer) watch(hash common.Hash) (<-chan struct{}, func()) {
+// Watch returns a channel closed when hash is pre-confirmed, and a cancel
+// (eth_sendRawTransactionSync waits on it).
+func (s *Sequencer) Watch(hash common.Hash) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
 	s.waitMu.Lock()
 	s.waiters[hash] = append(s.waiters[hash], ch)

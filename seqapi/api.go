@@ -1,10 +1,16 @@
-package sequencer
+// Package seqapi serves the sequencer's JSON-RPC methods: transaction
+// intake (eth_sendRawTransaction, its EIP-7966 Sync form, eth_sendTransaction
+// with anvil --optimism's deposits), the dev accounts (eth_accounts,
+// eth_sign, personal_sign, eth_signTransaction), eth_fillTransaction,
+// txpool_* and testing_buildBlockV1. Each method decodes its parameters,
+// calls the sequencer's Go API and codes its errors (errors.go); the anvil
+// package serves the dev methods the same way.
+package seqapi
 
 import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
-	"errors"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -13,12 +19,13 @@ import (
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/sequencer"
 	"github.com/preconf/preconf/simulate"
 )
 
 // API serves transaction intake, dev-account signing and txpool_* methods.
 type API struct {
-	s        *Sequencer
+	s        *sequencer.Sequencer
 	receipts ReceiptReader
 	gas      GasEstimator
 	keys     map[common.Address]*ecdsa.PrivateKey
@@ -42,7 +49,7 @@ type GasEstimator interface {
 // eth_sendTransaction without "gas") from gas, so that they are the same as
 // eth_getTransactionReceipt's and eth_estimateGas's. Without gas only a plain
 // transfer to an account without code is estimated (21000).
-func (s *Sequencer) Register(srv *rpc.Server, receipts ReceiptReader, gas GasEstimator) {
+func Register(srv *rpc.Server, s *sequencer.Sequencer, receipts ReceiptReader, gas GasEstimator) {
 	a := &API{s: s, receipts: receipts, gas: gas, keys: make(map[common.Address]*ecdsa.PrivateKey)}
 	for _, k := range chain.DevKeys {
 		key, err := crypto.HexToECDSA(k)
@@ -66,23 +73,17 @@ func (s *Sequencer) Register(srv *rpc.Server, receipts ReceiptReader, gas GasEst
 		"txpool_content":             a.txpoolContent,
 		"txpool_contentFrom":         a.txpoolContentFrom,
 		"txpool_inspect":             a.txpoolInspect,
-		"evm_mine":                   a.evmMine,
-		"anvil_mine":                 a.anvilMine,
-		"hardhat_mine":               a.anvilMine,
 		"testing_buildBlockV1":       a.buildBlockV1,
 	} {
 		srv.Register(name, h)
 	}
 }
 
-// ErrNoSequencer answers transaction intake on a node without a sequencer.
-var ErrNoSequencer = &rpc.ServerError{Msg: "this node does not sequence (started with --no-sequencer): transactions are not accepted"}
-
 // RegisterDisabled registers intake methods that explain there is no
 // sequencer, and an empty pool.
 func RegisterDisabled(srv *rpc.Server) {
 	refuse := func(context.Context, rpc.Params) (any, error) { return nil, ErrNoSequencer }
-	for _, m := range []string{"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction", "eth_sign", "personal_sign", "evm_mine", "anvil_mine", "hardhat_mine"} {
+	for _, m := range []string{"eth_sendRawTransaction", "eth_sendRawTransactionSync", "eth_sendTransaction", "eth_signTransaction", "eth_sign", "personal_sign"} {
 		srv.Register(m, refuse)
 	}
 	srv.Register("eth_accounts", func(context.Context, rpc.Params) (any, error) { return []common.Address{}, nil })
@@ -97,34 +98,4 @@ func RegisterDisabled(srv *rpc.Server) {
 	srv.Register("txpool_contentFrom", func(context.Context, rpc.Params) (any, error) {
 		return map[string]map[string]any{"pending": {}, "queued": {}}, nil
 	})
-}
-
-// poolError turns a pool rejection into go-ethereum's answer: -32000 with
-// the pool's message.
-func poolError(err error) error {
-	var coded rpc.Error
-	if errors.As(err, &coded) {
-		return err
-	}
-	return &rpc.ServerError{Msg: err.Error()}
-}
-
-// Coded is the JSON-RPC error the node answers for err, an error of the
-// sequencer or of the pool and core beneath it, as go-ethereum's ethapi
-// codes core's errors at its edge: errors already coded (eth_estimateGas's,
-// through a GasEstimator) keep theirs, a RefusedError is -32602 (invalid
-// params) and anything else is otherwise's code with err's message.
-func Coded(err error, otherwise int) error {
-	if err == nil {
-		return nil
-	}
-	var coded rpc.Error
-	if errors.As(err, &coded) {
-		return err
-	}
-	var refused *RefusedError
-	if errors.As(err, &refused) {
-		return &rpc.InvalidParamsError{Msg: err.Error()}
-	}
-	return &rpc.CodedError{Code: otherwise, Msg: err.Error()}
 }

@@ -1,4 +1,4 @@
-package sequencer
+package seqapi
 
 import (
 	"context"
@@ -23,13 +23,13 @@ import (
 // the RPC transaction object outside any block (null block fields, the fee
 // cap as gasPrice for fee-market transactions).
 func (a *API) rpcTx(e *ptxpool.Entry) json.RawMessage {
-	return ethjson.AppendTx(nil, e.Tx, ethjson.Loc{}, a.s.signer)
+	return ethjson.AppendTx(nil, e.Tx, ethjson.Loc{}, a.s.Signer())
 }
 
 // content splits the pool by the senders' nonces in the pending state.
 func (a *API) content() (pending, queued map[common.Address][]*ptxpool.Entry) {
-	_, st, err := a.s.poolEnv()
-	return a.s.pool.Content(func(addr common.Address) uint64 {
+	_, st, err := a.s.PendingEnv()
+	return a.s.Pool().Content(func(addr common.Address) uint64 {
 		if err != nil {
 			return 0
 		}

@@ -1,4 +1,4 @@
-package sequencer
+package seqapi
 
 import (
 	"context"
@@ -30,13 +30,13 @@ func (a *API) buildTx(ctx context.Context, args *txArgs) (*types.Transaction, er
 		return nil, err
 	}
 	if impersonated {
-		marked, err := impersonate.Sign(tx, a.s.signer, *args.From)
+		marked, err := impersonate.Sign(tx, a.s.Signer(), *args.From)
 		if err != nil {
 			return nil, &rpc.ServerError{Msg: err.Error()}
 		}
 		return marked, nil
 	}
-	signed, err := types.SignTx(tx, a.s.signer, key)
+	signed, err := types.SignTx(tx, a.s.Signer(), key)
 	if err != nil {
 		return nil, &rpc.ServerError{Msg: err.Error()}
 	}
@@ -84,11 +84,11 @@ func (a *API) sendTransaction(ctx context.Context, p rpc.Params) (any, error) {
 	}
 	// admit, not Admit: the transaction was built here, and an impersonated
 	// sender's mark is the node's own.
-	res, err := a.s.admit(tx)
+	res, err := a.s.AdmitBuilt(tx)
 	if err != nil {
-		return nil, poolError(err)
+		return nil, Coded(err, rpc.CodeServer)
 	}
-	if err := a.s.automine(ctx, res); err != nil {
+	if err := a.s.Automine(ctx, res); err != nil {
 		return nil, mineError(err)
 	}
 	return tx.Hash(), nil

@@ -1,4 +1,4 @@
-package sequencer
+package seqapi_test
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/preconf/preconf/anvil"
+	"github.com/preconf/preconf/sequencer"
 )
 
 // TestErrorAnswers pins the code and the whole message of the intake,
@@ -16,7 +18,7 @@ import (
 // the node answered them before the JSON-RPC methods left the sequencer
 // package.
 func TestErrorAnswers(t *testing.T) {
-	h, srv := serve(newManualHarness(t, "", 0)) // the plain-Ethereum dev chain
+	h, srv := serve(newManualHarness(t, 0)) // the plain-Ethereum dev chain
 	defer h.stop()
 	head := h.chain.Head()
 	from, to := chainDev(0), common.Address{0xd2}
@@ -33,12 +35,12 @@ func TestErrorAnswers(t *testing.T) {
 		msg    string
 	}{
 		{"evm_mine", []any{0}, -32602, fmt.Sprintf("timestamp 0 is not after the latest block's (%d, block 0)", head.Time)},
-		{"anvil_mine", []any{MaxMineBlocks + 1}, -32602, "100001 blocks asked, at most 100000 per call"},
+		{"anvil_mine", []any{anvil.MaxMineBlocks + 1}, -32602, "100001 blocks asked, at most 100000 per call"},
 		{"evm_mine", []any{"0xzz"}, -32602, "invalid timestamp: json: cannot unmarshal invalid hex string into Go value of type hexutil.Uint64"},
 		{"testing_buildBlockV1", []any{unknown, attrs(head.Time + 1)}, -32000, "unknown parent block " + unknown.Hex()},
 		{"testing_buildBlockV1", []any{head.Hash(), attrs(head.Time)}, -32000, fmt.Sprintf("invalid timestamp, parent %d given %d", head.Time, head.Time)},
 		{"testing_buildBlockV1", []any{head.Hash(), attrs(head.Time + 1), []any{raw(t, gapped)}}, -32000, fmt.Sprintf("nonce too high: address %v, tx: 7 state: 0", chainDev(1))},
-		{"eth_sendTransaction", []any{map[string]any{"from": from, "to": to, "gas": "0x5208", "mint": "0x1"}}, -32000, ErrNotOPStack.Error()},
+		{"eth_sendTransaction", []any{map[string]any{"from": from, "to": to, "gas": "0x5208", "mint": "0x1"}}, -32000, sequencer.ErrNotOPStack.Error()},
 		{"eth_sendTransaction", []any{map[string]any{"from": common.Address{0xaa}, "to": to}}, -32000, "unknown account"},
 		{"eth_sendTransaction", []any{map[string]any{"to": to}}, -32602, `missing "from"`},
 		{"eth_sendTransaction", []any{map[string]any{"from": from}}, -32000, "contract creation without any data provided"},
@@ -61,7 +63,7 @@ func TestErrorAnswers(t *testing.T) {
 	}
 
 	// A timestamp for a block that already pre-confirmed transactions.
-	h2, srv2 := serve(newManualHarness(t, "", testInterval))
+	h2, srv2 := serve(newManualHarness(t, testInterval))
 	defer h2.stop()
 	tx := h2.transfer(0, to, 1)
 	h2.waitFor("pre-confirmation", func() bool { return h2.preconfirmed(tx) })

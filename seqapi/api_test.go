@@ -1,7 +1,6 @@
-package sequencer
+package seqapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,51 +16,11 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 
-	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/seqapi"
+	"github.com/preconf/preconf/sequencer"
 )
-
-type rpcResult struct {
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int             `json:"code"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	} `json:"error"`
-}
-
-func newAPIHarness(t *testing.T, blockTime time.Duration) (*harness, *rpc.Server) {
-	return serve(newHarness(t, "", blockTime))
-}
-
-// serve registers the read methods and the sequencer's on a server, wired
-// as node does.
-func serve(h *harness) (*harness, *rpc.Server) {
-	srv := rpc.NewServer(rpc.Options{})
-	reads := api.New(api.Local(h.chain), api.Config{Pending: h.src, PoolNonces: h.seq.Pool()})
-	reads.Register(srv)
-	h.seq.Register(srv, reads, reads)
-	return h, srv
-}
-
-func call(t *testing.T, srv *rpc.Server, method string, params ...any) rpcResult {
-	t.Helper()
-	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	var res rpcResult
-	if err := json.Unmarshal(srv.Handle(context.Background(), req), &res); err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-func raw(t *testing.T, tx *types.Transaction) hexutil.Bytes {
-	b, err := tx.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func TestSendRawTransactionErrors(t *testing.T) {
 	h, srv := newAPIHarness(t, testBlockTime)
@@ -199,7 +158,7 @@ func TestSendTransactionDevAccounts(t *testing.T) {
 		t.Errorf("built tx: type %d gas %d value %v", tx.Type(), tx.Gas(), tx.Value())
 	}
 	// Contract creation: gas comes from eth_estimateGas.
-	r = call(t, srv, "eth_sendTransaction", map[string]any{"from": accounts[3], "input": hexutil.Bytes(initcode(loggerRuntime))})
+	r = call(t, srv, "eth_sendTransaction", map[string]any{"from": accounts[3], "input": "0x600e80600c6000396000f300600035600155600160006000a100"}) // a contract that logs and stores its calldata
 	if r.Error != nil {
 		t.Fatalf("deploy: %+v", r.Error)
 	}
@@ -239,34 +198,13 @@ func TestSendTransactionDevAccounts(t *testing.T) {
 
 func TestDisabled(t *testing.T) {
 	srv := rpc.NewServer(rpc.Options{})
-	RegisterDisabled(srv)
+	seqapi.RegisterDisabled(srv)
 	r := call(t, srv, "eth_sendRawTransaction", "0x00")
 	if r.Error == nil || r.Error.Code != -32000 || !strings.Contains(r.Error.Message, "--no-sequencer") {
 		t.Errorf("%+v", r.Error)
 	}
 	if r := call(t, srv, "txpool_status"); string(r.Result) != `{"pending":"0x0","queued":"0x0"}` {
 		t.Errorf("txpool_status %s", r.Result)
-	}
-}
-
-func TestEvmMine(t *testing.T) {
-	h, srv := newAPIHarness(t, 30*time.Second) // the schedule would not seal during the test
-	defer h.stop()
-	head := h.chain.Head().Number.Uint64()
-	tx := h.transfer(0, common.Address{7}, 5)
-	if r := call(t, srv, "evm_mine"); r.Error != nil || string(r.Result) != `"0x0"` {
-		t.Fatalf("evm_mine: %s %+v", r.Result, r.Error)
-	}
-	if got := h.chain.Head().Number.Uint64(); got != head+1 {
-		t.Fatalf("head %d after evm_mine, want %d", got, head+1)
-	}
-	if !h.sealed(tx) {
-		t.Error("pooled transaction not in the mined block")
-	}
-	// The next block is open on top of the mined one (a tick may already
-	// have added a flashblock).
-	if snap := h.src.Current(); snap.Parent.Hash() != h.chain.Head().Hash() && h.chain.Head().Number.Uint64() == head+1 {
-		t.Errorf("pending after evm_mine builds on %v, head is %v", snap.Parent.Number, h.chain.Head().Number)
 	}
 }
 
@@ -301,7 +239,7 @@ func TestSendTransactionEstimateErrors(t *testing.T) {
 // "pending" and in the one eth_sendTransaction fills in; "latest" does not
 // move until the block is mined.
 func TestPendingNonceCountsPool(t *testing.T) {
-	h, srv := serve(newManualHarness(t, "", 0))
+	h, srv := serve(newManualHarness(t, 0))
 	defer h.stop()
 	from := crypto.PubkeyToAddress(h.keys[2].PublicKey)
 	for i := range 3 {
@@ -324,7 +262,7 @@ func TestPendingNonceCountsPool(t *testing.T) {
 	}
 	var hash common.Hash
 	json.Unmarshal(r.Result, &hash)
-	if e := h.seq.pool.Get(hash); e == nil || e.Tx.Nonce() != 3 {
+	if e := h.seq.Pool().Get(hash); e == nil || e.Tx.Nonce() != 3 {
 		t.Fatalf("eth_sendTransaction pooled %+v, want nonce 3", e)
 	}
 	if p := nonce("pending"); p != `"0x4"` {
@@ -344,7 +282,7 @@ func TestPendingNonceCountsPool(t *testing.T) {
 // as cast does, is a block behind); once the block is sealed the answer is
 // go-ethereum's plain one.
 func TestNonceTakenByPreconfirmed(t *testing.T) {
-	h, srv := serve(newManualHarness(t, "", testInterval))
+	h, srv := serve(newManualHarness(t, testInterval))
 	defer h.stop()
 	key := h.keys[3]
 	from := crypto.PubkeyToAddress(key.PublicKey)
@@ -373,7 +311,7 @@ func TestNonceTakenByPreconfirmed(t *testing.T) {
 // for the unsigned transaction with what was left out filled in at pending:
 // the pool nonce, the gas estimated at pending, the fees and the chain id.
 func TestFillTransaction(t *testing.T) {
-	h, srv := serve(newManualHarness(t, "", 0))
+	h, srv := serve(newManualHarness(t, 0))
 	defer h.stop()
 	from := crypto.PubkeyToAddress(h.keys[5].PublicKey)
 	to := common.Address{0xd1}
@@ -406,9 +344,9 @@ func TestFillTransaction(t *testing.T) {
 	if errRes != nil {
 		t.Fatalf("fill: %+v", errRes.Error)
 	}
-	wantCap := new(big.Int).Add(new(big.Int).Mul(baseFee, big.NewInt(2)), DefaultTip)
+	wantCap := new(big.Int).Add(new(big.Int).Mul(baseFee, big.NewInt(2)), seqapi.DefaultTip)
 	if tx.Type() != types.DynamicFeeTxType || tx.Nonce() != 2 || tx.Gas() != 21000 || tx.ChainId().Cmp(h.chain.Config().ChainID) != 0 ||
-		tx.GasTipCap().Cmp(DefaultTip) != 0 || tx.GasFeeCap().Cmp(wantCap) != 0 || tx.Value().Int64() != 5 || *tx.To() != to {
+		tx.GasTipCap().Cmp(seqapi.DefaultTip) != 0 || tx.GasFeeCap().Cmp(wantCap) != 0 || tx.Value().Int64() != 5 || *tx.To() != to {
 		t.Errorf("filled %s", obj)
 	}
 	if v, r, s := tx.RawSignatureValues(); v.Sign() != 0 || r.Sign() != 0 || s.Sign() != 0 {
@@ -440,7 +378,7 @@ func TestFillTransaction(t *testing.T) {
 // sender (nonce → go-ethereum's pending RPC transaction object), empty maps
 // for a sender with nothing pooled; txpool_status counts both.
 func TestTxpoolContentFrom(t *testing.T) {
-	h, srv := serve(newManualHarness(t, "", 0))
+	h, srv := serve(newManualHarness(t, 0))
 	defer h.stop()
 	key := h.keys[6]
 	from := crypto.PubkeyToAddress(key.PublicKey)
@@ -553,10 +491,10 @@ func TestDepositRequests(t *testing.T) {
 	}
 
 	// The plain-Ethereum dev chain.
-	l1 := newHarnessOn(t, "", testBlockTime, chainKinds[1].genesis())
+	l1 := newHarness(t, chain.DevGenesis(), sequencer.Config{Interval: testInterval, BlockTime: testBlockTime})
 	defer l1.stop()
 	srv1 := rpc.NewServer(rpc.Options{})
-	l1.seq.Register(srv1, nil, nil)
+	seqapi.Register(srv1, l1.seq, nil, nil)
 	if r := call(t, srv1, "eth_sendTransaction", map[string]any{"from": from, "to": to, "gas": "0x5208", "mint": "0x1"}); r.Error == nil || !strings.HasPrefix(r.Error.Message, "deposit transactions need an OP-stack chain") {
 		t.Errorf("deposit on the l1 chain: %+v", r.Error)
 	}
@@ -564,6 +502,3 @@ func TestDepositRequests(t *testing.T) {
 		t.Errorf("raw deposit on the l1 chain: %+v", r.Error)
 	}
 }
-
-// chainDev is dev account i's address.
-func chainDev(i int) common.Address { return chain.DevAccounts()[i] }

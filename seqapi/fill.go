@@ -1,4 +1,4 @@
-package sequencer
+package seqapi
 
 // Filling in a transaction: what eth_sendTransaction, eth_signTransaction and
 // eth_fillTransaction leave out is chosen for the pending block.
@@ -55,7 +55,7 @@ func (a *API) fillTx(ctx context.Context, args *txArgs) (*types.Transaction, err
 	if err != nil {
 		return nil, err
 	}
-	head, st, err := a.s.poolEnv()
+	head, st, err := a.s.PendingEnv()
 	if err != nil {
 		return nil, &rpc.ServerError{Msg: err.Error()}
 	}
@@ -74,7 +74,7 @@ func (a *API) fillTx(ctx context.Context, args *txArgs) (*types.Transaction, err
 		if acct, err := st.Account(from); err == nil && acct != nil {
 			stateNonce = acct.Nonce
 		}
-		f.nonce = a.s.pool.PendingNonce(from, stateNonce)
+		f.nonce = a.s.Pool().PendingNonce(from, stateNonce)
 	}
 	if args.Value != nil {
 		f.value = args.Value.ToInt()
@@ -85,10 +85,10 @@ func (a *API) fillTx(ctx context.Context, args *txArgs) (*types.Transaction, err
 		return nil, err
 	}
 	tip := DefaultTip
-	if a.s.op != nil {
+	if a.s.OPStack() {
 		tip = OPDefaultTip
 	}
-	inner, err := f.txData(args, typ, head.BaseFee, tip, a.s.config.ChainID)
+	inner, err := f.txData(args, typ, head.BaseFee, tip, a.s.ChainConfig().ChainID)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (a *API) checkArgs(args *txArgs) (*uint64, []byte, error) {
 	if args.To == nil && len(data) == 0 {
 		return nil, nil, &rpc.ServerError{Msg: "contract creation without any data provided"}
 	}
-	if chainID := a.s.config.ChainID; args.ChainID != nil && args.ChainID.ToInt().Cmp(chainID) != 0 {
+	if chainID := a.s.ChainConfig().ChainID; args.ChainID != nil && args.ChainID.ToInt().Cmp(chainID) != 0 {
 		return nil, nil, &rpc.InvalidParamsError{Msg: fmt.Sprintf("chainId does not match node's (have=%v, want=%v)", args.ChainID.ToInt(), chainID)}
 	}
 	return typ, data, nil

@@ -1,4 +1,4 @@
-package sequencer
+package anvil
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/seqapi"
+	"github.com/preconf/preconf/sequencer"
 )
 
 // MaxMineBlocks caps the blocks one anvil_mine or evm_mine call seals: each
@@ -24,7 +26,7 @@ func (a *API) evmMine(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(1); err != nil {
 		return nil, err
 	}
-	opts := MineOptions{Blocks: 1}
+	opts := sequencer.MineOptions{Blocks: 1}
 	if p.Present(0) {
 		raw := bytes.TrimSpace(p[0])
 		if len(raw) > 0 && raw[0] == '{' {
@@ -70,7 +72,7 @@ func (a *API) anvilMine(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(2); err != nil {
 		return nil, err
 	}
-	opts := MineOptions{Blocks: 1}
+	opts := sequencer.MineOptions{Blocks: 1}
 	for i, dst := range []*uint64{&opts.Blocks, &opts.Interval} {
 		if !p.Present(i) {
 			continue
@@ -87,11 +89,11 @@ func (a *API) anvilMine(ctx context.Context, p rpc.Params) (any, error) {
 	return nil, nil
 }
 
-func (a *API) mine(ctx context.Context, opts MineOptions) error {
+func (a *API) mine(ctx context.Context, opts sequencer.MineOptions) error {
 	if opts.Blocks > MaxMineBlocks {
 		return &rpc.InvalidParamsError{Msg: fmt.Sprintf("%d blocks asked, at most %d per call", opts.Blocks, MaxMineBlocks)}
 	}
-	return Coded(a.s.Mine(ctx, opts), rpc.CodeServer)
+	return seqapi.Coded(a.s.Mine(ctx, opts), rpc.CodeServer)
 }
 
 // quantity reads a number given as a JSON number or a hex quantity string

@@ -1,9 +1,8 @@
-package sequencer
+package seqapi
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
+	"github.com/preconf/preconf/sequencer"
 	"github.com/preconf/preconf/simulate"
 )
 
@@ -29,7 +29,7 @@ type depositFields struct {
 
 // depositRequest reads p's transaction request as a deposit: ok is false
 // when it has neither deposit fields nor the deposit type.
-func depositRequest(p rpc.Params, args *txArgs) (d Deposit, ok bool, err error) {
+func depositRequest(p rpc.Params, args *txArgs) (d sequencer.Deposit, ok bool, err error) {
 	var f depositFields
 	if err := p.Required(0, &f); err != nil {
 		return d, false, err
@@ -51,7 +51,7 @@ func depositRequest(p rpc.Params, args *txArgs) (d Deposit, ok bool, err error) 
 	if args.Data != nil && args.Input != nil && !bytes.Equal(*args.Data, *args.Input) {
 		return d, true, &rpc.InvalidParamsError{Msg: `both "data" and "input" are set and not equal. Please use "input" to pass transaction call data`}
 	}
-	d = Deposit{From: *args.From, To: args.To}
+	d = sequencer.Deposit{From: *args.From, To: args.To}
 	if args.Input != nil {
 		d.Data = *args.Input
 	} else if args.Data != nil {
@@ -80,9 +80,9 @@ type overrideEstimator interface {
 // sendDeposit injects the deposit of an eth_sendTransaction request. A
 // missing gas limit is estimated as for a call from the depositor at
 // pending, its balance credited with the mint first, as the deposit runs.
-func (a *API) sendDeposit(ctx context.Context, d Deposit, args *txArgs) (any, error) {
-	if a.s.op == nil {
-		return nil, &rpc.ServerError{Msg: ErrNotOPStack.Error()}
+func (a *API) sendDeposit(ctx context.Context, d sequencer.Deposit, args *txArgs) (any, error) {
+	if !a.s.OPStack() {
+		return nil, Coded(sequencer.ErrNotOPStack, rpc.CodeServer)
 	}
 	if args.Gas == nil {
 		gas, err := a.estimateDeposit(ctx, d, args)
@@ -93,15 +93,11 @@ func (a *API) sendDeposit(ctx context.Context, d Deposit, args *txArgs) (any, er
 	}
 	hash, err := a.s.Deposit(ctx, d)
 	if err != nil {
-		var coded rpc.Error
-		if errors.As(err, &coded) {
-			return nil, err
-		}
-		return nil, &rpc.ServerError{Msg: err.Error()}
+		return nil, Coded(err, rpc.CodeServer)
 	}
 	// Under automine the deposit is mined at once, as anvil --optimism's.
 	if a.s.Mode().Automine {
-		if err := a.s.Mine(ctx, MineOptions{Blocks: 1}); err != nil {
+		if err := a.s.Mine(ctx, sequencer.MineOptions{Blocks: 1}); err != nil {
 			return nil, mineError(err)
 		}
 	}
@@ -109,8 +105,8 @@ func (a *API) sendDeposit(ctx context.Context, d Deposit, args *txArgs) (any, er
 }
 
 // estimateDeposit estimates d's gas limit.
-func (a *API) estimateDeposit(ctx context.Context, d Deposit, args *txArgs) (uint64, error) {
-	_, st, err := a.s.poolEnv()
+func (a *API) estimateDeposit(ctx context.Context, d sequencer.Deposit, args *txArgs) (uint64, error) {
+	_, st, err := a.s.PendingEnv()
 	if err != nil {
 		return 0, err
 	}
