@@ -1,16 +1,19 @@
+// Package feed serves the flashblocks feed: a websocket on which every
+// published pending snapshot is streamed as one message in the wire format
+// of package flashblock (see docs/streaming.md), so Base-compatible
+// consumers can follow this node.
 package feed
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"sync"
 
-	"github.com/andybalholm/brotli"
 	"github.com/coder/websocket"
 
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )
@@ -127,7 +130,7 @@ func (f *Feed) publish(snap *pending.Snapshot) {
 		f.log.Warn("flashblocks feed: gap in indexes", "payload", snap.PayloadID, "after", f.lastIndex, "got", snap.Index)
 	}
 	f.seen, f.lastID, f.lastIndex = true, snap.PayloadID, snap.Index
-	msg, err := Encode(snap)
+	msg, err := flashblock.EncodeSnapshot(snap)
 	if err != nil {
 		f.log.Error("flashblocks feed: encode", "err", err)
 		return
@@ -152,27 +155,10 @@ func (f *Feed) publish(snap *pending.Snapshot) {
 			continue
 		}
 		if compressed == nil {
-			compressed = Compress(msg)
+			compressed = flashblock.Compress(msg)
 		}
 		c.st.Send(websocket.MessageBinary, compressed)
 	}
-}
-
-// brotliWriters are reused: a writer's tables cost far more to set up than
-// a flashblock costs to compress.
-var brotliWriters = sync.Pool{New: func() any { return brotli.NewWriterLevel(nil, 1) }}
-
-// Compress is brotli at level 1: on flashblock messages, level 4 took about
-// three times as long for output a few percent smaller.
-func Compress(msg []byte) []byte {
-	var buf bytes.Buffer
-	buf.Grow(len(msg)/3 + 64)
-	w := brotliWriters.Get().(*brotli.Writer)
-	w.Reset(&buf)
-	w.Write(msg)
-	w.Close()
-	brotliWriters.Put(w)
-	return buf.Bytes()
 }
 
 // ServeHTTP accepts a websocket client (GET with Upgrade). ?compress=brotli
@@ -220,7 +206,7 @@ func (f *Feed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		if useBrotli {
-			st.Send(websocket.MessageBinary, Compress(msg))
+			st.Send(websocket.MessageBinary, flashblock.Compress(msg))
 		} else {
 			st.SendText(msg)
 		}

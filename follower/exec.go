@@ -18,7 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/triedb"
 
 	"github.com/preconf/preconf/blockexec"
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/remote"
 )
@@ -40,7 +40,7 @@ type executor struct {
 	memdb   state.Database // empty: StateDBs read everything through their reader
 	// prepared holds the flashblocks whose decoding started on arrival
 	// (prepare.go); used by the loop goroutine only.
-	prepared *lru[*feed.Flashblock, *prepared]
+	prepared *lru[*flashblock.Message, *prepared]
 
 	blk *openBlock
 	// chain are the pending blocks executed, oldest first, blk the last:
@@ -86,7 +86,7 @@ func newExecutor(config *params.ChainConfig, sh *remote.Shared, hs *headers, src
 		config: config, shared: sh, headers: hs, src: src,
 		signer:   types.LatestSigner(config),
 		memdb:    state.NewDatabase(triedb.NewDatabase(db, nil), state.NewCodeDB(db)),
-		prepared: newLRU[*feed.Flashblock, *prepared](preparedKept),
+		prepared: newLRU[*flashblock.Message, *prepared](preparedKept),
 		passes:   discoverPasses,
 	}
 }
@@ -96,7 +96,7 @@ type openBlock struct {
 	// Block is the block's execution: environment, state, EVM, gas pool,
 	// transactions and receipts.
 	*blockexec.Block
-	payload feed.PayloadID
+	payload flashblock.PayloadID
 	base    *remote.State
 	applied int           // flashblocks applied
 	last    *types.Header // the header of the last snapshot published
@@ -120,7 +120,7 @@ func (e *executor) clear() {
 // nothing more is published (what pending shows then is the caller's
 // choice: syncChain's settle); a block that failed part way is marked
 // broken, to be opened again.
-func (e *executor) sync(parent *types.Header, fbs []*feed.Flashblock, onPublish func(*pending.Snapshot)) error {
+func (e *executor) sync(parent *types.Header, fbs []*flashblock.Message, onPublish func(*pending.Snapshot)) error {
 	if len(fbs) == 0 {
 		e.clear()
 		return nil
@@ -154,7 +154,7 @@ func (e *executor) sync(parent *types.Header, fbs []*feed.Flashblock, onPublish 
 }
 
 // open starts re-executing a block from its index-0 environment.
-func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, error) {
+func (e *executor) open(parent *types.Header, fb *flashblock.Message) (*openBlock, error) {
 	base := fb.Base
 	if base == nil {
 		return nil, fmt.Errorf("%w: index 0 without base", ErrInvalidFlashblock)
@@ -187,7 +187,7 @@ func (e *executor) open(parent *types.Header, fb *feed.Flashblock) (*openBlock, 
 }
 
 // newHeader is the environment of the block base opens on parent.
-func (e *executor) newHeader(parent *types.Header, base *feed.Base) *types.Header {
+func (e *executor) newHeader(parent *types.Header, base *flashblock.Base) *types.Header {
 	return pending.NewHeader(e.config, parent, pending.Env{
 		Coinbase: base.FeeRecipient, GasLimit: uint64(base.GasLimit), Time: uint64(base.Timestamp),
 		Extra: base.ExtraData, Random: base.PrevRandao, BeaconRoot: base.ParentBeaconBlockRoot,
@@ -314,7 +314,7 @@ const (
 
 // apply executes one flashblock's new transactions on the open block and
 // returns the snapshot showing it.
-func (e *executor) apply(b *openBlock, fb *feed.Flashblock) (*pending.Snapshot, error) {
+func (e *executor) apply(b *openBlock, fb *flashblock.Message) (*pending.Snapshot, error) {
 	t0 := time.Now()
 	e.lastStart.Store(t0.UnixNano())
 	txs, _, err := e.transactions(fb)
@@ -396,7 +396,7 @@ func (e *executor) prefetchTxs(b *openBlock, txs types.Transactions) error {
 
 // snapshot assembles the pending view after the open block's latest
 // flashblock (whose transactions start at index first).
-func (e *executor) snapshot(b *openBlock, fb *feed.Flashblock, first int) (*pending.Snapshot, error) {
+func (e *executor) snapshot(b *openBlock, fb *flashblock.Message, first int) (*pending.Snapshot, error) {
 	f, err := b.Flashblock(first)
 	if err != nil {
 		return nil, err

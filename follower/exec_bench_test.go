@@ -8,7 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 )
 
 // BenchmarkReexecution: the follower's re-execution of a flashblock of 100
@@ -33,8 +33,8 @@ func BenchmarkReexecution(b *testing.B) {
 // instruction count can be taken of it alone).
 func reexecute(b *testing.B, e *executor, parent *types.Header, raws []hexutil.Bytes) {
 	for i := range b.N {
-		id := feed.PayloadID{byte(i), byte(i >> 8), byte(i >> 16)}
-		fb := &feed.Flashblock{PayloadID: id, Index: 0, Base: base(parent), Diff: feed.Diff{Transactions: raws}}
+		id := flashblock.PayloadID{byte(i), byte(i >> 8), byte(i >> 16)}
+		fb := &flashblock.Message{PayloadID: id, Index: 0, Base: base(parent), Diff: flashblock.Diff{Transactions: raws}}
 		blk, err := e.open(parent, fb)
 		if err != nil {
 			b.Fatal(err)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/remote"
 	"github.com/preconf/preconf/rpc"
@@ -83,8 +83,8 @@ func devTx(t *testing.T, nonce uint64, to common.Address, value int64) hexutil.B
 	return raw
 }
 
-func base(parent *types.Header) *feed.Base {
-	return &feed.Base{
+func base(parent *types.Header) *flashblock.Base {
+	return &flashblock.Base{
 		ParentHash: parent.Hash(), BlockNumber: hexutil.Uint64(parent.Number.Uint64() + 1), Timestamp: hexutil.Uint64(parent.Time + 2),
 		GasLimit: hexutil.Uint64(parent.GasLimit), BaseFeePerGas: (*hexutil.Big)(big.NewInt(875_000_000)),
 		FeeRecipient: common.Address{0xc0}, PrevRandao: common.Hash{1},
@@ -94,11 +94,11 @@ func base(parent *types.Header) *feed.Base {
 func TestExecutorReexecutesAndRejects(t *testing.T) {
 	e, src, parent := execFixture(t)
 	to := common.Address{0xaa}
-	id := feed.PayloadID{1}
-	fb0 := &feed.Flashblock{PayloadID: id, Index: 0, Base: base(parent), Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}
-	fb1 := &feed.Flashblock{PayloadID: id, Index: 1, Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 1, to, 7)}}}
+	id := flashblock.PayloadID{1}
+	fb0 := &flashblock.Message{PayloadID: id, Index: 0, Base: base(parent), Diff: flashblock.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}
+	fb1 := &flashblock.Message{PayloadID: id, Index: 1, Diff: flashblock.Diff{Transactions: []hexutil.Bytes{devTx(t, 1, to, 7)}}}
 	var published []*pending.Snapshot
-	if err := e.sync(parent, []*feed.Flashblock{fb0, fb1}, func(s *pending.Snapshot) { published = append(published, s) }); err != nil {
+	if err := e.sync(parent, []*flashblock.Message{fb0, fb1}, func(s *pending.Snapshot) { published = append(published, s) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(published) != 2 || src.Current() != published[1] {
@@ -131,8 +131,8 @@ func TestExecutorReexecutesAndRejects(t *testing.T) {
 		{"garbage bytes", []hexutil.Bytes{{0x02, 0x01}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bad := &feed.Flashblock{PayloadID: id, Index: 2, Diff: feed.Diff{Transactions: tc.txs}}
-			_, err := e.syncChain(parent, []*feed.Flashblock{fb0, fb1, bad}, noneAfter, noCallback)
+			bad := &flashblock.Message{PayloadID: id, Index: 2, Diff: flashblock.Diff{Transactions: tc.txs}}
+			_, err := e.syncChain(parent, []*flashblock.Message{fb0, fb1, bad}, noneAfter, noCallback)
 			if !errors.Is(err, ErrInvalidFlashblock) {
 				t.Fatalf("error %v", err)
 			}
@@ -140,15 +140,15 @@ func TestExecutorReexecutesAndRejects(t *testing.T) {
 				t.Fatal("pending not cleared after an invalid flashblock")
 			}
 			// rebuilt from scratch on the next sync
-			if _, err := e.syncChain(parent, []*feed.Flashblock{fb0, fb1}, noneAfter, noCallback); err != nil || src.Current() == nil || len(src.Current().Txs) != 2 {
+			if _, err := e.syncChain(parent, []*flashblock.Message{fb0, fb1}, noneAfter, noCallback); err != nil || src.Current() == nil || len(src.Current().Txs) != 2 {
 				t.Fatalf("rebuild: %v", err)
 			}
 		})
 	}
 	// A base that does not follow the parent is refused.
-	wrong := &feed.Flashblock{PayloadID: feed.PayloadID{2}, Index: 0, Base: base(parent)}
+	wrong := &flashblock.Message{PayloadID: flashblock.PayloadID{2}, Index: 0, Base: base(parent)}
 	wrong.Base.BlockNumber = 7
-	if err := e.sync(parent, []*feed.Flashblock{wrong}, nil); !errors.Is(err, ErrInvalidFlashblock) {
+	if err := e.sync(parent, []*flashblock.Message{wrong}, nil); !errors.Is(err, ErrInvalidFlashblock) {
 		t.Fatalf("wrong base: %v", err)
 	}
 }
@@ -156,9 +156,9 @@ func TestExecutorReexecutesAndRejects(t *testing.T) {
 func TestCarryOver(t *testing.T) {
 	e, _, parent := execFixture(t)
 	to := common.Address{0xaa}
-	id := feed.PayloadID{1}
-	fb0 := &feed.Flashblock{PayloadID: id, Index: 0, Base: base(parent), Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}
-	if err := e.sync(parent, []*feed.Flashblock{fb0}, nil); err != nil {
+	id := flashblock.PayloadID{1}
+	fb0 := &flashblock.Message{PayloadID: id, Index: 0, Base: base(parent), Diff: flashblock.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}
+	if err := e.sync(parent, []*flashblock.Message{fb0}, nil); err != nil {
 		t.Fatal(err)
 	}
 	b := e.blk
@@ -220,9 +220,9 @@ func TestCarryOver(t *testing.T) {
 
 // noneAfter and noCallback are syncChain's arguments for a single block
 // with nothing to tell.
-func noneAfter(common.Hash) []*feed.Flashblock { return nil }
+func noneAfter(common.Hash) []*flashblock.Message { return nil }
 
-func noCallback([]*feed.Flashblock) func(*pending.Snapshot) { return func(*pending.Snapshot) {} }
+func noCallback([]*flashblock.Message) func(*pending.Snapshot) { return func(*pending.Snapshot) {} }
 
 func mustKey(t *testing.T) *ecdsa.PrivateKey {
 	key, err := crypto.HexToECDSA(chain.DevKeys[0])

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/follower/feed"
 )
 
@@ -14,7 +15,7 @@ import (
 // Every message is counted anyway (follower_status, /metrics). Loop only.
 type feedLog struct {
 	log     *slog.Logger
-	gapped  feed.PayloadID // the last block whose gap was logged
+	gapped  flashblock.PayloadID // the last block whose gap was logged
 	gaps    bool
 	unknown feed.Episode
 	stale   feed.Episode
@@ -43,7 +44,7 @@ func (l *feedLog) episode(o feed.Outcome) *feed.Episode {
 }
 
 // note logs fb's outcome if it starts or ends an episode.
-func (l *feedLog) note(fb *feed.Flashblock, o feed.Outcome, held int) {
+func (l *feedLog) note(fb *flashblock.Message, o feed.Outcome, held int) {
 	switch o {
 	case feed.Gap:
 		if !l.gaps || l.gapped != fb.PayloadID {

@@ -21,6 +21,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/follower/feed"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/remote"
@@ -93,12 +94,12 @@ type Follower struct {
 	execFails uint64
 	invalid   uint64
 	published atomic.Uint64
-	shown     map[feed.PayloadID]uint64 // highest index published per payload (loop only)
-	warmed    common.Hash               // the last block warmParent seeded (loop only)
-	flog      feedLog                   // loop only
-	replays   bool                      // the feed replays the current block on connect (?replay=block)
-	resynced  feed.PayloadID            // the last block maybeResync reconnected for (loop only)
-	waiters   txWaiters                 // eth_sendRawTransactionSync callers (sync.go)
+	shown     map[flashblock.PayloadID]uint64 // highest index published per payload (loop only)
+	warmed    common.Hash                     // the last block warmParent seeded (loop only)
+	flog      feedLog                         // loop only
+	replays   bool                            // the feed replays the current block on connect (?replay=block)
+	resynced  flashblock.PayloadID            // the last block maybeResync reconnected for (loop only)
+	waiters   txWaiters                       // eth_sendRawTransactionSync callers (sync.go)
 
 	up       upstreamWatch
 	tip      atomic.Uint64            // the newest block number the feed pre-confirms (index 0 seen)
@@ -132,7 +133,7 @@ func (f *Follower) stateAt(h *types.Header) *remote.State {
 }
 
 type loopEvent struct {
-	fb   *feed.Flashblock
+	fb   *flashblock.Message
 	prep *prepared // fb's decoding, started on arrival
 	head *remote.Head
 }
@@ -172,7 +173,7 @@ func New(cfg Config, src *pending.Source) (*Follower, error) {
 		events:  make(chan loopEvent, 1024),
 		states:  newLRU[common.Hash, *remote.State](16),
 		chainEv: newChainEvents(),
-		shown:   make(map[feed.PayloadID]uint64),
+		shown:   make(map[flashblock.PayloadID]uint64),
 		pollNow: make(chan struct{}, 1),
 		feed: &feed.Client{
 			URL: cfg.Feed, MinBackoff: cfg.MinBackoff, MaxBackoff: cfg.MaxBackoff,
@@ -336,7 +337,7 @@ func (f *Follower) onHead(h *remote.Head) {
 
 // onFlashblock feeds a flashblock to the sequencing rules and reports
 // whether the pending block grew.
-func (f *Follower) onFlashblock(fb *feed.Flashblock, prep *prepared) bool {
+func (f *Follower) onFlashblock(fb *flashblock.Message, prep *prepared) bool {
 	if prep != nil {
 		f.exec.prepared.add(fb, prep)
 	}
@@ -366,7 +367,7 @@ func (f *Follower) onFlashblock(fb *feed.Flashblock, prep *prepared) bool {
 // of neighbours), or a block whose index 0 never came. The replay fills the
 // gap at once instead of leaving pending behind until the next block. Once
 // per block.
-func (f *Follower) maybeResync(fb *feed.Flashblock, out feed.Outcome, held int) {
+func (f *Follower) maybeResync(fb *flashblock.Message, out feed.Outcome, held int) {
 	if !f.replays || f.resynced == fb.PayloadID {
 		return
 	}
@@ -415,7 +416,7 @@ func (f *Follower) syncPending() {
 
 // onPublish is called after each snapshot of the block made of fbs is
 // published.
-func (f *Follower) onPublish(fbs []*feed.Flashblock) func(*pending.Snapshot) {
+func (f *Follower) onPublish(fbs []*flashblock.Message) func(*pending.Snapshot) {
 	return func(s *pending.Snapshot) {
 		f.published.Add(1)
 		f.waiters.notify(txHashes(s.Txs[len(s.Txs)-s.NewTxs:]))

@@ -15,8 +15,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/chain"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/follower"
-	"github.com/preconf/preconf/follower/feed"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/remote"
@@ -391,12 +391,12 @@ func TestReorgWhenSealedBlockDiffers(t *testing.T) {
 	waitFor(t, "a first pending block", 30*time.Second, func() bool { return src.Current() != nil })
 	var injected atomic.Bool
 	proxy.setMutate(func(data []byte) []byte {
-		fb, err := feed.Decode(data)
+		fb, err := flashblock.Decode(data)
 		if err != nil || fb.Index == 0 || injected.Load() {
 			return data
 		}
 		fb.Diff.Transactions = append(fb.Diff.Transactions, raw)
-		out, err := feed.Encode(fb)
+		out, err := flashblock.Encode(fb)
 		if err != nil {
 			return data
 		}

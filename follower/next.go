@@ -8,7 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/remote"
 )
@@ -56,8 +56,8 @@ const maxPreconfirmed = 8
 // executed. published(fbs) gives the callback for each snapshot of fbs'
 // block. On failure it returns the flashblocks of the block that failed;
 // the blocks before it stay pending (settle).
-func (e *executor) syncChain(parent *types.Header, fbs []*feed.Flashblock, after func(common.Hash) []*feed.Flashblock,
-	published func([]*feed.Flashblock) func(*pending.Snapshot)) ([]*feed.Flashblock, error) {
+func (e *executor) syncChain(parent *types.Header, fbs []*flashblock.Message, after func(common.Hash) []*flashblock.Message,
+	published func([]*flashblock.Message) func(*pending.Snapshot)) ([]*flashblock.Message, error) {
 	if parent == nil || len(fbs) == 0 {
 		e.chain = nil
 		e.clear()
@@ -107,7 +107,7 @@ func (e *executor) syncChain(parent *types.Header, fbs []*feed.Flashblock, after
 //
 // Either way pending is never older than latest: every block of the chain
 // builds on the sealed head.
-func (e *executor) settle(c chainBlock, parent *types.Header, payload feed.PayloadID, invalid bool) {
+func (e *executor) settle(c chainBlock, parent *types.Header, payload flashblock.PayloadID, invalid bool) {
 	b := e.blk
 	if !invalid && c.snap != nil && b != nil && b.payload == payload && b.Parent.Hash() == parent.Hash() {
 		b.broken = true
@@ -199,7 +199,7 @@ func (e *executor) opened(number uint64) *openBlock {
 
 // extends reports whether fb opens a block on the pending chain's last
 // block (executed at once, syncChain).
-func (e *executor) extends(fb *feed.Flashblock) bool {
+func (e *executor) extends(fb *flashblock.Message) bool {
 	n := len(e.chain)
 	return n > 0 && n <= maxPreconfirmed && fb.Base != nil && e.chain[n-1].blk.last != nil && e.chain[n-1].blk.last.Hash() == fb.Base.ParentHash
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/pending"
 )
 
@@ -27,16 +27,16 @@ func TestPreopenNextBlockReadsNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e, src, genesis := execFixture(t)
 			to := common.Address{0xaa}
-			b1 := &feed.Flashblock{PayloadID: feed.PayloadID{1}, Base: base(genesis), Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}
-			var b2 *feed.Flashblock
-			after := func(hash common.Hash) []*feed.Flashblock {
+			b1 := &flashblock.Message{PayloadID: flashblock.PayloadID{1}, Base: base(genesis), Diff: flashblock.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}
+			var b2 *flashblock.Message
+			after := func(hash common.Hash) []*flashblock.Message {
 				if b2 != nil && hash == b2.Base.ParentHash {
-					return []*feed.Flashblock{b2}
+					return []*flashblock.Message{b2}
 				}
 				return nil
 			}
-			published := func([]*feed.Flashblock) func(*pending.Snapshot) { return func(*pending.Snapshot) {} }
-			if _, err := e.syncChain(genesis, []*feed.Flashblock{b1}, after, published); err != nil {
+			published := func([]*flashblock.Message) func(*pending.Snapshot) { return func(*pending.Snapshot) {} }
+			if _, err := e.syncChain(genesis, []*flashblock.Message{b1}, after, published); err != nil {
 				t.Fatal(err)
 			}
 			n1 := e.blk.last
@@ -50,9 +50,9 @@ func TestPreopenNextBlockReadsNothing(t *testing.T) {
 					t.Fatal("fetched ahead twice for the same state and block")
 				}
 			}
-			b2 = &feed.Flashblock{PayloadID: feed.PayloadID{2}, Base: base(n1), Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 1, to, 7)}}}
+			b2 = &flashblock.Message{PayloadID: flashblock.PayloadID{2}, Base: base(n1), Diff: flashblock.Diff{Transactions: []hexutil.Bytes{devTx(t, 1, to, 7)}}}
 			opened, cold0, fetched := e.opens.opened.Load(), e.opens.cold.Load(), e.shared.Fetches.Load()
-			if _, err := e.syncChain(genesis, []*feed.Flashblock{b1}, after, published); err != nil {
+			if _, err := e.syncChain(genesis, []*flashblock.Message{b1}, after, published); err != nil {
 				t.Fatal(err)
 			}
 			if s := src.Current(); s == nil || s.Header.Number.Uint64() != 2 || s.Header.ParentHash != n1.Hash() {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 )
 
 // prepared is a flashblock's transactions decoded, with their senders
@@ -23,7 +23,7 @@ type prepared struct {
 
 // prepare starts decoding fb's transactions and recovering their senders in
 // the background. Safe to call from any goroutine (it reads only e.signer).
-func (e *executor) prepare(fb *feed.Flashblock) *prepared {
+func (e *executor) prepare(fb *flashblock.Message) *prepared {
 	p := &prepared{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
@@ -43,7 +43,7 @@ const preparedKept = 256
 // transactions returns fb's decoded transactions with senders recovered,
 // waiting for its preparation (or preparing it now if none was started),
 // and how long it waited.
-func (e *executor) transactions(fb *feed.Flashblock) (types.Transactions, time.Duration, error) {
+func (e *executor) transactions(fb *flashblock.Message) (types.Transactions, time.Duration, error) {
 	t := time.Now()
 	p, ok := e.prepared.get(fb)
 	if !ok {

@@ -7,7 +7,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/pending"
 )
 
@@ -35,9 +35,9 @@ func TestSettleAfterFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e, src, genesis, down := execFixtureDown(t)
 			to := common.Address{0xaa}
-			b1 := []*feed.Flashblock{{PayloadID: feed.PayloadID{1}, Base: base(genesis), Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}}
-			var b2 []*feed.Flashblock
-			after := func(hash common.Hash) []*feed.Flashblock {
+			b1 := []*flashblock.Message{{PayloadID: flashblock.PayloadID{1}, Base: base(genesis), Diff: flashblock.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}}
+			var b2 []*flashblock.Message
+			after := func(hash common.Hash) []*flashblock.Message {
 				if len(b2) > 0 && hash == b2[0].Base.ParentHash {
 					return b2
 				}
@@ -47,7 +47,7 @@ func TestSettleAfterFailure(t *testing.T) {
 				t.Fatal(err)
 			}
 			b1Last := src.Current()
-			b2 = []*feed.Flashblock{{PayloadID: feed.PayloadID{2}, Base: base(b1Last.Header), Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 1, to, 7)}}}}
+			b2 = []*flashblock.Message{{PayloadID: flashblock.PayloadID{2}, Base: base(b1Last.Header), Diff: flashblock.Diff{Transactions: []hexutil.Bytes{devTx(t, 1, to, 7)}}}}
 			if !tc.ahead {
 				b2 = nil
 			}
@@ -61,7 +61,7 @@ func TestSettleAfterFailure(t *testing.T) {
 			}
 			// the failing flashblock: a transfer to an address never read
 			// (the upstream is asked) or a nonce already used (invalid)
-			bad := &feed.Flashblock{PayloadID: before.PayloadID, Index: 1, Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, nonce, common.Address{0xfe, 0xed}, 1)}}}
+			bad := &flashblock.Message{PayloadID: before.PayloadID, Index: 1, Diff: flashblock.Diff{Transactions: []hexutil.Bytes{devTx(t, nonce, common.Address{0xfe, 0xed}, 1)}}}
 			if tc.invalid {
 				bad.Diff.Transactions[0] = devTx(t, 0, to, 1)
 			}

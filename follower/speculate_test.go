@@ -14,7 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/remote"
 )
@@ -94,18 +94,18 @@ func applyLayered(t *testing.T, mode remote.Proofs, passes, wide, layers, calls 
 	e.stateAt = sh.NewState
 	e.passes = passes
 	parent := c.Head()
-	id := feed.PayloadID{7}
-	fb0 := &feed.Flashblock{PayloadID: id, Index: 0, Base: base(parent), Diff: feed.Diff{Transactions: []hexutil.Bytes{callTx(t, 0, twin)}}}
-	fb1 := &feed.Flashblock{PayloadID: id, Index: 1}
+	id := flashblock.PayloadID{7}
+	fb0 := &flashblock.Message{PayloadID: id, Index: 0, Base: base(parent), Diff: flashblock.Diff{Transactions: []hexutil.Bytes{callTx(t, 0, twin)}}}
+	fb1 := &flashblock.Message{PayloadID: id, Index: 1}
 	for i := range calls {
 		fb1.Diff.Transactions = append(fb1.Diff.Transactions, callTx(t, uint64(1+i), layered))
 	}
-	if err := e.sync(parent, []*feed.Flashblock{fb0}, nil); err != nil {
+	if err := e.sync(parent, []*flashblock.Message{fb0}, nil); err != nil {
 		t.Fatal(err)
 	}
 	before, rounds := client.Requests.Load(), e.rounds.Load()
 	var snap *pending.Snapshot
-	if err := e.sync(parent, []*feed.Flashblock{fb0, fb1}, func(s *pending.Snapshot) { snap = s }); err != nil {
+	if err := e.sync(parent, []*flashblock.Message{fb0, fb1}, func(s *pending.Snapshot) { snap = s }); err != nil {
 		t.Fatal(err)
 	}
 	return snap, client.Requests.Load() - before, e.rounds.Load() - rounds

@@ -3,7 +3,7 @@ package follower
 import (
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/remote"
 )
 
@@ -22,7 +22,7 @@ import (
 // seals that block, the warmed state (keyed by a hash no canonical header
 // will have) is simply never read; if it does not have the block yet, the
 // fetches fail and are not cached.
-func (f *Follower) warmParent(fb *feed.Flashblock) {
+func (f *Follower) warmParent(fb *flashblock.Message) {
 	b := f.exec.blk
 	if b == nil || b.last == nil || fb.Base == nil || fb.Base.ParentHash != b.last.Hash() || f.warmed == fb.Base.ParentHash {
 		return

@@ -9,7 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/remote"
 )
@@ -25,8 +25,8 @@ func warmFixture(t *testing.T, to common.Address) (*Follower, *types.Header, *at
 		t.Fatal(err)
 	}
 	parent := c.Head()
-	fb0 := &feed.Flashblock{PayloadID: feed.PayloadID{1}, Index: 0, Base: base(parent), Diff: feed.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}
-	if err := f.exec.sync(parent, []*feed.Flashblock{fb0}, nil); err != nil {
+	fb0 := &flashblock.Message{PayloadID: flashblock.PayloadID{1}, Index: 0, Base: base(parent), Diff: flashblock.Diff{Transactions: []hexutil.Bytes{devTx(t, 0, to, 5)}}}
+	if err := f.exec.sync(parent, []*flashblock.Message{fb0}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return f, f.exec.blk.last, down
@@ -40,34 +40,34 @@ func warmFixture(t *testing.T, to common.Address) (*Follower, *types.Header, *at
 func TestWarmParent(t *testing.T) {
 	to := common.Address{0xaa}
 	sender := crypto.PubkeyToAddress(mustKey(t).PublicKey)
-	next := func(parentHash common.Hash, last *types.Header) *feed.Flashblock {
+	next := func(parentHash common.Hash, last *types.Header) *flashblock.Message {
 		b := base(last)
 		b.ParentHash = parentHash
-		return &feed.Flashblock{PayloadID: feed.PayloadID{2}, Index: 0, Base: b}
+		return &flashblock.Message{PayloadID: flashblock.PayloadID{2}, Index: 0, Base: b}
 	}
 	for _, tc := range []struct {
 		name  string
-		fbs   func(last *types.Header) []*feed.Flashblock
+		fbs   func(last *types.Header) []*flashblock.Message
 		noBlk bool // no block open when the flashblocks arrive
 		warm  bool
 	}{
-		{"names the pre-confirmed block", func(last *types.Header) []*feed.Flashblock {
-			return []*feed.Flashblock{next(last.Hash(), last)}
+		{"names the pre-confirmed block", func(last *types.Header) []*flashblock.Message {
+			return []*flashblock.Message{next(last.Hash(), last)}
 		}, false, true},
-		{"twice", func(last *types.Header) []*feed.Flashblock {
-			return []*feed.Flashblock{next(last.Hash(), last), next(last.Hash(), last)}
+		{"twice", func(last *types.Header) []*flashblock.Message {
+			return []*flashblock.Message{next(last.Hash(), last), next(last.Hash(), last)}
 		}, false, true},
-		{"another parent", func(last *types.Header) []*feed.Flashblock {
-			return []*feed.Flashblock{next(common.Hash{0xbb}, last)}
+		{"another parent", func(last *types.Header) []*flashblock.Message {
+			return []*flashblock.Message{next(common.Hash{0xbb}, last)}
 		}, false, false},
-		{"the pre-confirmed block's parent", func(last *types.Header) []*feed.Flashblock {
-			return []*feed.Flashblock{next(last.ParentHash, last)}
+		{"the pre-confirmed block's parent", func(last *types.Header) []*flashblock.Message {
+			return []*flashblock.Message{next(last.ParentHash, last)}
 		}, false, false},
-		{"no base (not an index 0)", func(last *types.Header) []*feed.Flashblock {
-			return []*feed.Flashblock{{PayloadID: feed.PayloadID{2}, Index: 1}}
+		{"no base (not an index 0)", func(last *types.Header) []*flashblock.Message {
+			return []*flashblock.Message{{PayloadID: flashblock.PayloadID{2}, Index: 1}}
 		}, false, false},
-		{"no open block", func(last *types.Header) []*feed.Flashblock {
-			return []*feed.Flashblock{next(last.Hash(), last)}
+		{"no open block", func(last *types.Header) []*flashblock.Message {
+			return []*flashblock.Message{next(last.Hash(), last)}
 		}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,3 +1,7 @@
+// Package feed is the follower's flashblocks client: it reads the feed's
+// frames (decoded by package flashblock), keeps a websocket connection alive
+// with pings and reconnects with backoff, and applies the sequencing rules
+// that decide which flashblocks make up the pending block (Tracker).
 package feed
 
 import (
@@ -11,11 +15,12 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/preconf/preconf/flashblock"
 )
 
 // Received is one decoded flashblock and when its frame was read.
 type Received struct {
-	FB *Flashblock
+	FB *flashblock.Message
 	At time.Time
 }
 
@@ -40,7 +45,7 @@ const (
 	// a thousand mixed faults (ten 33 MiB frames) grew a follower's RSS
 	// from 147 to 352 MiB (tests/faults TestFaultSoak), against a flat
 	// 182-208 MiB without them.
-	DefaultReadLimit = MaxMessage
+	DefaultReadLimit = flashblock.MaxMessage
 )
 
 // Client keeps a websocket connection to a flashblocks feed: it pings the
@@ -277,7 +282,7 @@ func (c *Client) session(ctx context.Context, deliver func(Received), connected,
 		if typ == websocket.MessageBinary {
 			c.Metrics.Brotli.Add(1)
 		}
-		fb, err := Decode(data)
+		fb, err := flashblock.Decode(data)
 		if err != nil {
 			c.Metrics.Count(Invalid)
 			if c.invalid.Begin() {

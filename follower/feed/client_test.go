@@ -12,7 +12,12 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/preconf/preconf/flashblock"
 )
+
+// sample is a flashblock message of block 100 (the wire format's fields are
+// package flashblock's tests' business).
+const sample = `{"payload_id": "0x0a0a0a0a0a0a0a0a", "index": 0, "base": {"block_number": "0x64", "base_fee_per_gas": "0x1"}, "diff": {"transactions": []}}`
 
 // TestClientFramesAndReconnect serves one JSON text frame, one brotli binary
 // frame and one garbage frame per connection, then drops the connection; the
@@ -28,7 +33,7 @@ func TestClientFramesAndReconnect(t *testing.T) {
 		conns.Add(1)
 		ctx := r.Context()
 		c.Write(ctx, websocket.MessageText, []byte(sample))
-		c.Write(ctx, websocket.MessageBinary, Compress([]byte(strings.Replace(sample, `"index": 0`, `"index": 0 `, 1))))
+		c.Write(ctx, websocket.MessageBinary, flashblock.Compress([]byte(strings.Replace(sample, `"index": 0`, `"index": 0 `, 1))))
 		c.Write(ctx, websocket.MessageBinary, []byte{1, 2, 3})
 		c.Close(websocket.StatusGoingAway, "bye")
 	}))

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/preconf/preconf/flashblock"
 )
 
 // Head is a canonical (sealed) block as the tracker sees it.
@@ -16,15 +17,15 @@ type Head struct {
 
 // block is one payload's flashblocks, in index order without holes.
 type block struct {
-	payload PayloadID
+	payload flashblock.PayloadID
 	number  uint64
 	parent  common.Hash
-	fbs     []*Flashblock
+	fbs     []*flashblock.Message
 	txs     []common.Hash // pre-confirmed transaction hashes so far
 	seq     uint64        // arrival order of index 0
 	// held are flashblocks that arrived after a missing index, by index,
 	// applied when the missing one arrives (reordered messages).
-	held map[uint64]*Flashblock
+	held map[uint64]*flashblock.Message
 }
 
 // Tracker applies the sequencing rules of the flashblocks format to a stream
@@ -54,14 +55,14 @@ type Tracker struct {
 	ahead   uint64
 	head    Head
 	hasHead bool
-	blocks  map[PayloadID]*block
+	blocks  map[flashblock.PayloadID]*block
 	cur     *block
 	seq     uint64
 	m       *Metrics
 	// gone remembers the payloads no longer held (sealed, too old, dropped),
 	// so that a replay of their messages is recognised as stale.
-	gone     map[PayloadID]struct{}
-	goneRing [goneKept]PayloadID
+	gone     map[flashblock.PayloadID]struct{}
+	goneRing [goneKept]flashblock.PayloadID
 	goneNext int
 }
 
@@ -80,7 +81,7 @@ func NewTracker(ahead int, m *Metrics) *Tracker {
 	if ahead <= 0 {
 		ahead = DefaultAhead
 	}
-	return &Tracker{ahead: uint64(ahead), blocks: make(map[PayloadID]*block), gone: make(map[PayloadID]struct{}, goneKept), m: m}
+	return &Tracker{ahead: uint64(ahead), blocks: make(map[flashblock.PayloadID]*block), gone: make(map[flashblock.PayloadID]struct{}, goneKept), m: m}
 }
 
 // forget removes a block and remembers its payload as left behind.
@@ -89,7 +90,7 @@ func (t *Tracker) forget(b *block) {
 	if _, ok := t.gone[b.payload]; ok {
 		return
 	}
-	if old := t.goneRing[t.goneNext]; old != (PayloadID{}) {
+	if old := t.goneRing[t.goneNext]; old != (flashblock.PayloadID{}) {
 		delete(t.gone, old)
 	}
 	t.goneRing[t.goneNext] = b.payload
@@ -103,7 +104,7 @@ func (t *Tracker) count(o Outcome) Outcome {
 }
 
 // Flashblock feeds one flashblock and says what became of it.
-func (t *Tracker) Flashblock(fb *Flashblock) Outcome {
+func (t *Tracker) Flashblock(fb *flashblock.Message) Outcome {
 	if fb == nil || (fb.Index == 0 && fb.Base == nil) {
 		return t.count(Invalid)
 	}
@@ -149,7 +150,7 @@ func (t *Tracker) Flashblock(fb *Flashblock) Outcome {
 		}
 		if fb.Index-next <= maxHeld && len(b.held) < maxHeld {
 			if b.held == nil {
-				b.held = make(map[uint64]*Flashblock)
+				b.held = make(map[uint64]*flashblock.Message)
 			}
 			b.held[fb.Index] = fb
 		}
@@ -172,14 +173,14 @@ func (t *Tracker) Flashblock(fb *Flashblock) Outcome {
 
 // Held is the number of flashblocks of payload id waiting for a missing
 // index.
-func (t *Tracker) Held(id PayloadID) int {
+func (t *Tracker) Held(id flashblock.PayloadID) int {
 	if b := t.blocks[id]; b != nil {
 		return len(b.held)
 	}
 	return 0
 }
 
-func (b *block) add(fb *Flashblock) {
+func (b *block) add(fb *flashblock.Message) {
 	b.fbs = append(b.fbs, fb)
 	b.txs = append(b.txs, fb.TxHashes()...)
 }
@@ -211,7 +212,7 @@ func (t *Tracker) Head(h Head) Outcome {
 
 // Drop discards a payload (its re-execution failed for good); pending waits
 // for the next index 0.
-func (t *Tracker) Drop(id PayloadID) {
+func (t *Tracker) Drop(id flashblock.PayloadID) {
 	if b := t.blocks[id]; b != nil {
 		t.forget(b)
 	}
@@ -227,7 +228,7 @@ func (t *Tracker) Reset() {
 // Pending returns the flashblocks of the pending block (index 0 first) and
 // the head it builds on; ok is false when nothing is pending. The slice is
 // shared: callers must not modify it.
-func (t *Tracker) Pending() (head Head, fbs []*Flashblock, ok bool) {
+func (t *Tracker) Pending() (head Head, fbs []*flashblock.Message, ok bool) {
 	if t.cur == nil {
 		return t.head, nil, false
 	}
@@ -238,7 +239,7 @@ func (t *Tracker) Pending() (head Head, fbs []*Flashblock, ok bool) {
 // parent is hash (index 0 first), or nil: the block that follows a
 // pre-confirmed one the upstream has not sealed yet, which a follower may
 // execute on that block's pending state. The slice is shared.
-func (t *Tracker) After(hash common.Hash) []*Flashblock {
+func (t *Tracker) After(hash common.Hash) []*flashblock.Message {
 	var best *block
 	for _, b := range t.blocks {
 		if b.parent == hash && (best == nil || b.seq > best.seq) {

@@ -7,30 +7,31 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/preconf/preconf/flashblock"
 )
 
 func hashOf(b byte) common.Hash { return common.Hash{b} }
 
-func pid(b byte) PayloadID { return PayloadID{b} }
+func pid(b byte) flashblock.PayloadID { return flashblock.PayloadID{b} }
 
 // step is one event: a flashblock (payload p, index i, block number n built
 // on parent, with raw txs) or a canonical head.
 type step struct {
-	fb   *Flashblock
+	fb   *flashblock.Message
 	head *Head
 	want Outcome
 	// after the event: the pending payload and its flashblock count (count 0:
 	// nothing pending).
-	pending PayloadID
+	pending flashblock.PayloadID
 	count   int
 }
 
-func fb0(p byte, n uint64, parent common.Hash, txs ...string) *Flashblock {
-	return &Flashblock{PayloadID: pid(p), Index: 0, Base: &Base{BlockNumber: hexutil.Uint64(n), ParentHash: parent, BaseFeePerGas: (*hexutil.Big)(big.NewInt(1))}, Diff: Diff{Transactions: raw(txs)}}
+func fb0(p byte, n uint64, parent common.Hash, txs ...string) *flashblock.Message {
+	return &flashblock.Message{PayloadID: pid(p), Index: 0, Base: &flashblock.Base{BlockNumber: hexutil.Uint64(n), ParentHash: parent, BaseFeePerGas: (*hexutil.Big)(big.NewInt(1))}, Diff: flashblock.Diff{Transactions: raw(txs)}}
 }
 
-func fbi(p byte, i uint64, txs ...string) *Flashblock {
-	return &Flashblock{PayloadID: pid(p), Index: i, Diff: Diff{Transactions: raw(txs)}}
+func fbi(p byte, i uint64, txs ...string) *flashblock.Message {
+	return &flashblock.Message{PayloadID: pid(p), Index: i, Diff: flashblock.Diff{Transactions: raw(txs)}}
 }
 
 func raw(txs []string) []hexutil.Bytes {
@@ -178,7 +179,7 @@ func TestTracker(t *testing.T) {
 			{fb: fb0(2, 11, hashOf(0xa)), want: Accepted, pending: pid(2), count: 1},
 		}},
 		{"invalid", []step{
-			{fb: &Flashblock{Index: 0}, want: Invalid},
+			{fb: &flashblock.Message{Index: 0}, want: Invalid},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,7 +243,7 @@ func TestTrackerBoundsGone(t *testing.T) {
 	for i := range 3 * goneKept {
 		n := uint64(10 + i)
 		tr.Head(Head{Number: n, Hash: common.BigToHash(new(big.Int).SetUint64(n))})
-		tr.Flashblock(&Flashblock{PayloadID: PayloadID{byte(i), byte(i >> 8), 1}, Base: &Base{BlockNumber: hexutil.Uint64(n + 1), ParentHash: common.BigToHash(new(big.Int).SetUint64(n)), BaseFeePerGas: (*hexutil.Big)(big.NewInt(1))}})
+		tr.Flashblock(&flashblock.Message{PayloadID: flashblock.PayloadID{byte(i), byte(i >> 8), 1}, Base: &flashblock.Base{BlockNumber: hexutil.Uint64(n + 1), ParentHash: common.BigToHash(new(big.Int).SetUint64(n)), BaseFeePerGas: (*hexutil.Big)(big.NewInt(1))}})
 	}
 	if len(tr.gone) != goneKept {
 		t.Fatalf("%d payloads remembered, want %d", len(tr.gone), goneKept)

@@ -15,8 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/rlp"
 	"github.com/holiman/uint256"
 
-	seqfeed "github.com/preconf/preconf/feed"
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/pending"
 )
 
@@ -63,7 +62,7 @@ func (c *Chain) Messages(f Format) ([][]byte, error) {
 					Header: fb.Header, Index: uint64(fb.Index), PayloadID: id, NewTxs: len(fb.Txs),
 					Txs: txs, Receipts: receipts, Diff: merge(changes[lo:hi]),
 				}
-				msg, err = seqfeed.Encode(snap)
+				msg, err = flashblock.EncodeSnapshot(snap)
 			case BaseV1:
 				msg, err = baseV1(b, fb, id, prev, first, changes[lo:hi])
 			default:
@@ -110,16 +109,16 @@ type v1Metadata struct {
 
 func baseV1(b *Block, fb *Flashblock, id [8]byte, prev string, first int, cs []TxChanges) ([]byte, error) {
 	h := fb.Header
-	msg := &feed.Flashblock{PayloadID: id, Index: uint64(fb.Index)}
+	msg := &flashblock.Message{PayloadID: id, Index: uint64(fb.Index)}
 	if fb.Index == 0 {
-		msg.Base = &feed.Base{
+		msg.Base = &flashblock.Base{
 			ParentBeaconBlockRoot: *h.ParentBeaconRoot, ParentHash: h.ParentHash, FeeRecipient: h.Coinbase, PrevRandao: h.MixDigest,
 			BlockNumber: hexutil.Uint64(h.Number.Uint64()), GasLimit: hexutil.Uint64(h.GasLimit), Timestamp: hexutil.Uint64(h.Time),
 			ExtraData: h.Extra, BaseFeePerGas: (*hexutil.Big)(h.BaseFee),
 		}
 	}
 	blobGas := hexutil.Uint64(*h.BlobGasUsed)
-	msg.Diff = feed.Diff{
+	msg.Diff = flashblock.Diff{
 		StateRoot: h.Root, ReceiptsRoot: h.ReceiptHash, LogsBloom: h.Bloom, GasUsed: hexutil.Uint64(h.GasUsed), BlockHash: h.Hash(),
 		Withdrawals: []*types.Withdrawal{}, WithdrawalsRoot: *h.WithdrawalsHash, BlobGasUsed: &blobGas,
 	}
@@ -143,7 +142,7 @@ func baseV1(b *Block, fb *Flashblock, id [8]byte, prev string, first int, cs []T
 		return nil, err
 	}
 	msg.Metadata = md
-	return feed.Encode(msg)
+	return flashblock.Encode(msg)
 }
 
 // accessList is a flashblock access list as Base's builders serialize it:

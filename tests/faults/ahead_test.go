@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/tests/faultproxy"
 )
 
@@ -60,10 +60,10 @@ func TestNextBlockAheadContradicted(t *testing.T) {
 		number   uint64      // the block the feed is on (from its index 0)
 		forged   uint64      // the block whose last flashblock carries the transaction
 		preHash  common.Hash // the follower's pre-confirmed forged block
-		rewrites feed.PayloadID
+		rewrites flashblock.PayloadID
 	)
 	r.ws.SetFault(func(fr faultproxy.Frame) []faultproxy.Frame {
-		fb, err := feed.Decode(fr.Data)
+		fb, err := flashblock.Decode(fr.Data)
 		if err != nil {
 			return []faultproxy.Frame{fr}
 		}
@@ -76,7 +76,7 @@ func TestNextBlockAheadContradicted(t *testing.T) {
 		case forged == 0 && number != 0 && fb.Index == per:
 			forged = number
 			fb.Diff.Transactions = append(fb.Diff.Transactions, raw)
-		case forged != 0 && fb.Index == 0 && fb.Number() == forged+1 && rewrites == (feed.PayloadID{}):
+		case forged != 0 && fb.Index == 0 && fb.Number() == forged+1 && rewrites == (flashblock.PayloadID{}):
 			// wait (the frame held) for the follower to pre-confirm the
 			// forged block whole
 			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
@@ -90,7 +90,7 @@ func TestNextBlockAheadContradicted(t *testing.T) {
 		default:
 			return []faultproxy.Frame{fr}
 		}
-		data, _ := feed.Encode(fb)
+		data, _ := flashblock.Encode(fb)
 		return []faultproxy.Frame{{Data: data}}
 	})
 	// Watch: once the follower's head is the sealed (real) block, no

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/tests/faultproxy"
 )
 
@@ -169,7 +169,7 @@ func TestFaultOversizedFrame(t *testing.T) {
 	r := newRig(t)
 	r.caughtUp(time.Now())
 	t0 := time.Now()
-	r.ws.Send(t.Context(), faultproxy.Frame{Data: bytes.Repeat([]byte(" "), feed.MaxMessage+1)})
+	r.ws.Send(t.Context(), faultproxy.Frame{Data: bytes.Repeat([]byte(" "), flashblock.MaxMessage+1)})
 	t.Logf("FIGURE oversized caught_up_after=%v", r.caughtUp(t0))
 	r.done()
 }

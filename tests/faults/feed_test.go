@@ -11,7 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/tests/faultproxy"
 )
 
@@ -23,16 +23,16 @@ import (
 type failover struct {
 	mu        sync.Mutex
 	armed     bool
-	cur       []*feed.Flashblock
-	old, repl feed.PayloadID
+	cur       []*flashblock.Message
+	old, repl flashblock.PayloadID
 	on        bool
-	done      chan feed.PayloadID
+	done      chan flashblock.PayloadID
 }
 
 func (fo *failover) fault(fr faultproxy.Frame) []faultproxy.Frame {
 	fo.mu.Lock()
 	defer fo.mu.Unlock()
-	fb, err := feed.Decode(fr.Data)
+	fb, err := flashblock.Decode(fr.Data)
 	if err != nil {
 		return []faultproxy.Frame{fr}
 	}
@@ -58,10 +58,10 @@ func (fo *failover) fault(fr faultproxy.Frame) []faultproxy.Frame {
 }
 
 // reissue is fb under another payload_id.
-func reissue(fb *feed.Flashblock, id feed.PayloadID) faultproxy.Frame {
+func reissue(fb *flashblock.Message, id flashblock.PayloadID) faultproxy.Frame {
 	c := *fb
 	c.PayloadID = id
-	data, _ := feed.Encode(&c)
+	data, _ := flashblock.Encode(&c)
 	return faultproxy.Frame{Data: data}
 }
 
@@ -72,14 +72,14 @@ func TestFaultBuilderFailover(t *testing.T) {
 	r := newRig(t)
 	r.caughtUp(time.Now())
 	seenNew := make(chan bool, 1)
-	var want feed.PayloadID
+	var want flashblock.PayloadID
 	var wantMu sync.Mutex
 	ch, stop := r.follower().Pending.Subscribe(1 << 10)
 	defer stop()
 	go func() {
 		for snap := range ch {
 			wantMu.Lock()
-			hit := snap != nil && snap.PayloadID == [8]byte(want) && want != (feed.PayloadID{})
+			hit := snap != nil && snap.PayloadID == [8]byte(want) && want != (flashblock.PayloadID{})
 			wantMu.Unlock()
 			if hit {
 				seenNew <- true
@@ -87,7 +87,7 @@ func TestFaultBuilderFailover(t *testing.T) {
 			}
 		}
 	}()
-	fo := &failover{armed: true, done: make(chan feed.PayloadID, 1)}
+	fo := &failover{armed: true, done: make(chan flashblock.PayloadID, 1)}
 	r.ws.SetFault(fo.fault)
 	id := <-fo.done
 	wantMu.Lock()
@@ -119,13 +119,13 @@ func TestFaultSealedDiffers(t *testing.T) {
 	raw := r.foreignTx()
 	injected := false
 	r.ws.SetFault(func(fr faultproxy.Frame) []faultproxy.Frame {
-		fb, err := feed.Decode(fr.Data)
+		fb, err := flashblock.Decode(fr.Data)
 		if err != nil || fb.Index != 4 || injected {
 			return []faultproxy.Frame{fr}
 		}
 		injected = true
 		fb.Diff.Transactions = append(fb.Diff.Transactions, raw)
-		data, _ := feed.Encode(fb)
+		data, _ := flashblock.Encode(fb)
 		return []faultproxy.Frame{{Data: data}}
 	})
 	r.waitFor("a reorg to be counted", func() bool { return r.counter("reorg") > 0 })

@@ -13,7 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/tests/faultproxy"
 	"github.com/preconf/preconf/tests/procs"
 )
@@ -90,7 +90,7 @@ func TestFaultSoak(t *testing.T) {
 			r.tcp.Thaw()
 		case i%100 == 50:
 			kind = "oversized"
-			r.ws.Send(t.Context(), faultproxy.Frame{Data: make([]byte, feed.MaxMessage+1)})
+			r.ws.Send(t.Context(), faultproxy.Frame{Data: make([]byte, flashblock.MaxMessage+1)})
 		default:
 			switch rng.IntN(9) {
 			case 0:

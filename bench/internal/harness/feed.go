@@ -10,7 +10,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 )
 
 // FeedWatcher records when each flashblock arrives on a /flashblocks feed.
@@ -44,7 +44,7 @@ func WatchFeed(addr string) (*FeedWatcher, error) {
 				return
 			}
 			at := time.Now()
-			fb, err := feed.Decode(data)
+			fb, err := flashblock.Decode(data)
 			if err != nil {
 				continue
 			}

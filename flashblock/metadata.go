@@ -1,4 +1,4 @@
-package feed
+package flashblock
 
 import (
 	"encoding/json"
@@ -130,7 +130,7 @@ func (r *MetaReceipt) UnmarshalJSON(data []byte) error {
 
 // ParseMetadata decodes the metadata, or returns an error (never fatal for
 // the flashblock itself). Unknown fields are ignored.
-func (f *Flashblock) ParseMetadata() (*Metadata, error) {
+func (f *Message) ParseMetadata() (*Metadata, error) {
 	m := new(Metadata)
 	if len(f.Metadata) == 0 || string(f.Metadata) == "null" {
 		return m, nil

@@ -1,4 +1,4 @@
-package feed_test
+package flashblock_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/core/types"
 
-	"github.com/preconf/preconf/follower/feed"
+	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/opstack/testchain"
 )
@@ -52,7 +52,7 @@ func TestRecordedPayloadsAreCurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Fatalf("%s is not the test chain's flashblocks (go test ./follower/feed -run Recorded -update)", path)
+			t.Fatalf("%s is not the test chain's flashblocks (go test ./flashblock -run Recorded -update)", path)
 		}
 	}
 }
@@ -72,8 +72,8 @@ func TestRecordedPayloadsDecode(t *testing.T) {
 		}
 		blocks := 0
 		for i, line := range lines {
-			for _, frame := range [][]byte{line, feed.Compress(line)} {
-				fb, err := feed.Decode(frame)
+			for _, frame := range [][]byte{line, flashblock.Compress(line)} {
+				fb, err := flashblock.Decode(frame)
 				if err != nil {
 					t.Fatalf("%s:%d: %v", path, i+1, err)
 				}
@@ -139,11 +139,11 @@ func TestUnknownFieldsIgnored(t *testing.T) {
 	al["future_field"] = extra
 	al["account_changes"].([]any)[0].(map[string]any)["storageRoot"] = "0x80"
 	changed, _ := json.Marshal(msg)
-	a, err := feed.Decode(line)
+	a, err := flashblock.Decode(line)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := feed.Decode(changed)
+	b, err := flashblock.Decode(changed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +153,8 @@ func TestUnknownFieldsIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Metadata, b.Metadata = nil, nil
-	ea, _ := feed.Encode(a)
-	eb, _ := feed.Encode(b)
+	ea, _ := flashblock.Encode(a)
+	eb, _ := flashblock.Encode(b)
 	if !bytes.Equal(ea, eb) || mb.BlockNumber != ma.BlockNumber || mb.AccessList.FalHash != ma.AccessList.FalHash ||
 		len(mb.AccessList.AccountChanges) != len(ma.AccessList.AccountChanges) {
 		t.Fatalf("unknown fields changed the decoded message:\n%s\n%s", ea, eb)

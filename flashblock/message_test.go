@@ -1,4 +1,4 @@
-package feed
+package flashblock
 
 import (
 	"encoding/json"
@@ -149,7 +149,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestMetadataIsNeverFatal(t *testing.T) {
-	var fb Flashblock
+	var fb Message
 	if err := json.Unmarshal([]byte(`{"payload_id":"0x0102030405060708","index":2,"diff":{},"metadata":{"receipts":{"0x11":{"Weird":{}}}}}`), &fb); err != nil {
 		t.Fatalf("the flashblock itself must decode: %v", err)
 	}

@@ -1,4 +1,4 @@
-package feed
+package flashblock
 
 import (
 	"testing"
@@ -16,14 +16,14 @@ func BenchmarkEncode(b *testing.B) {
 		txs[i], rcpts[i] = snap.Txs[0], snap.Receipts[0]
 	}
 	snap.Txs, snap.Receipts, snap.NewTxs = txs, rcpts, len(txs)
-	msg, err := Encode(snap)
+	msg, err := EncodeSnapshot(snap)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(msg)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Encode(snap); err != nil {
+		if _, err := EncodeSnapshot(snap); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -33,7 +33,7 @@ func BenchmarkEncode(b *testing.B) {
 func BenchmarkCompress(b *testing.B) {
 	t := &testing.T{}
 	snap, _ := fixture(t, 1)
-	msg, _ := Encode(snap)
+	msg, _ := EncodeSnapshot(snap)
 	b.SetBytes(int64(len(msg)))
 	for b.Loop() {
 		Compress(msg)

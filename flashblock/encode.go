@@ -1,29 +1,25 @@
-// Package feed serves the flashblocks feed: a websocket on which every
-// published pending snapshot is streamed as one message in Base's wire format
-// (see docs/streaming.md), so Base-compatible consumers can follow this node.
-package feed
+package flashblock
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
-	"math/big"
 	"slices"
 	"strconv"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/pending"
 )
 
-// Encode writes snap as one flashblock message: payload_id, index, base (for
+// EncodeSnapshot writes snap as one flashblock message: payload_id, index, base (for
 // index 0 only), diff (cumulative roots, gas and hash of the block so far,
 // the flashblock's new transactions as EIP-2718 bytes) and metadata (block
 // number, new balances of the accounts it touched, receipts of its new
 // transactions keyed by hash). Keys come in the order Base's builders write
-// them.
-func Encode(snap *pending.Snapshot) ([]byte, error) {
+// them; addresses in lower-case hex, as theirs (no EIP-55 checksum).
+func EncodeSnapshot(snap *pending.Snapshot) ([]byte, error) {
 	h := snap.Header
 	if h == nil || h.Number == nil {
 		return nil, errors.New("flashblock without a block number")
@@ -34,7 +30,7 @@ func Encode(snap *pending.Snapshot) ([]byte, error) {
 
 	b := make([]byte, 0, 2048+len(newTxs)*512)
 	b = append(b, `{"payload_id":`...)
-	b = appendHex(b, snap.PayloadID[:])
+	b = ethjson.AppendHexBytes(b, snap.PayloadID[:])
 	b = append(b, `,"index":`...)
 	b = strconv.AppendUint(b, snap.Index, 10)
 	if snap.Index == 0 {
@@ -43,36 +39,40 @@ func Encode(snap *pending.Snapshot) ([]byte, error) {
 		if h.ParentBeaconRoot != nil {
 			beaconRoot = *h.ParentBeaconRoot
 		}
-		b = appendHex(b, beaconRoot[:])
+		b = ethjson.AppendHexBytes(b, beaconRoot[:])
 		b = append(b, `,"parent_hash":`...)
-		b = appendHex(b, h.ParentHash[:])
+		b = ethjson.AppendHexBytes(b, h.ParentHash[:])
 		b = append(b, `,"fee_recipient":`...)
-		b = appendAddress(b, h.Coinbase)
+		b = ethjson.AppendHexBytes(b, h.Coinbase[:])
 		b = append(b, `,"prev_randao":`...)
-		b = appendHex(b, h.MixDigest[:])
+		b = ethjson.AppendHexBytes(b, h.MixDigest[:])
 		b = append(b, `,"block_number":`...)
-		b = appendBig(b, h.Number)
+		b = ethjson.AppendBig(b, h.Number)
 		b = append(b, `,"gas_limit":`...)
-		b = appendQuantity(b, h.GasLimit)
+		b = ethjson.AppendU64(b, h.GasLimit)
 		b = append(b, `,"timestamp":`...)
-		b = appendQuantity(b, h.Time)
+		b = ethjson.AppendU64(b, h.Time)
 		b = append(b, `,"extra_data":`...)
-		b = appendHex(b, h.Extra)
+		b = ethjson.AppendHexBytes(b, h.Extra)
 		b = append(b, `,"base_fee_per_gas":`...)
-		b = appendBig(b, h.BaseFee)
+		if h.BaseFee == nil { // a chain before London
+			b = append(b, `"0x0"`...)
+		} else {
+			b = ethjson.AppendBig(b, h.BaseFee)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, `,"diff":{"state_root":`...)
-	b = appendHex(b, h.Root[:])
+	b = ethjson.AppendHexBytes(b, h.Root[:])
 	b = append(b, `,"receipts_root":`...)
-	b = appendHex(b, h.ReceiptHash[:])
+	b = ethjson.AppendHexBytes(b, h.ReceiptHash[:])
 	b = append(b, `,"logs_bloom":`...)
-	b = appendHex(b, h.Bloom[:])
+	b = ethjson.AppendHexBytes(b, h.Bloom[:])
 	b = append(b, `,"gas_used":`...)
-	b = appendQuantity(b, h.GasUsed)
+	b = ethjson.AppendU64(b, h.GasUsed)
 	b = append(b, `,"block_hash":`...)
 	hash := h.Hash()
-	b = appendHex(b, hash[:])
+	b = ethjson.AppendHexBytes(b, hash[:])
 	b = append(b, `,"transactions":[`...)
 	for i, tx := range newTxs {
 		if i > 0 {
@@ -82,7 +82,7 @@ func Encode(snap *pending.Snapshot) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		b = appendHex(b, raw)
+		b = ethjson.AppendHexBytes(b, raw)
 	}
 	b = append(b, `],"withdrawals":[`...)
 	if snap.Index == 0 {
@@ -91,13 +91,13 @@ func Encode(snap *pending.Snapshot) ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"index":`...)
-			b = appendQuantity(b, w.Index)
+			b = ethjson.AppendU64(b, w.Index)
 			b = append(b, `,"validatorIndex":`...)
-			b = appendQuantity(b, w.Validator)
+			b = ethjson.AppendU64(b, w.Validator)
 			b = append(b, `,"address":`...)
-			b = appendAddress(b, w.Address)
+			b = ethjson.AppendHexBytes(b, w.Address[:])
 			b = append(b, `,"amount":`...)
-			b = appendQuantity(b, w.Amount)
+			b = ethjson.AppendU64(b, w.Amount)
 			b = append(b, '}')
 		}
 	}
@@ -106,10 +106,10 @@ func Encode(snap *pending.Snapshot) ([]byte, error) {
 	if h.WithdrawalsHash != nil {
 		wroot = *h.WithdrawalsHash
 	}
-	b = appendHex(b, wroot[:])
+	b = ethjson.AppendHexBytes(b, wroot[:])
 	if h.BlobGasUsed != nil {
 		b = append(b, `,"blob_gas_used":`...)
-		b = appendQuantity(b, *h.BlobGasUsed)
+		b = ethjson.AppendU64(b, *h.BlobGasUsed)
 	}
 	b = append(b, `},"metadata":{"block_number":`...)
 	b = h.Number.Append(b, 10)
@@ -138,10 +138,10 @@ func appendBalances(b []byte, d *pending.Diff) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendAddress(b, a)
+		b = ethjson.AppendHexBytes(b, a[:])
 		b = append(b, ':')
 		if acct := d.Accounts[a]; acct != nil && acct.Balance != nil {
-			b = appendBig(b, acct.Balance.ToBig())
+			b = ethjson.AppendBig(b, acct.Balance.ToBig())
 		} else {
 			b = append(b, `"0x0"`...)
 		}
@@ -168,29 +168,29 @@ func appendReceipts(b []byte, txs types.Transactions, receipts types.Receipts) [
 		if k > 0 {
 			b = append(b, ',')
 		}
-		b = appendHex(b, hashes[i][:])
+		b = ethjson.AppendHexBytes(b, hashes[i][:])
 		b = append(b, `:{"type":`...)
-		b = appendQuantity(b, uint64(txs[i].Type()))
+		b = ethjson.AppendU64(b, uint64(txs[i].Type()))
 		b = append(b, `,"status":`...)
-		b = appendQuantity(b, r.Status)
+		b = ethjson.AppendU64(b, r.Status)
 		b = append(b, `,"cumulativeGasUsed":`...)
-		b = appendQuantity(b, r.CumulativeGasUsed)
+		b = ethjson.AppendU64(b, r.CumulativeGasUsed)
 		b = append(b, `,"logs":[`...)
 		for j, l := range r.Logs {
 			if j > 0 {
 				b = append(b, ',')
 			}
 			b = append(b, `{"address":`...)
-			b = appendAddress(b, l.Address)
+			b = ethjson.AppendHexBytes(b, l.Address[:])
 			b = append(b, `,"topics":[`...)
 			for t, topic := range l.Topics {
 				if t > 0 {
 					b = append(b, ',')
 				}
-				b = appendHex(b, topic[:])
+				b = ethjson.AppendHexBytes(b, topic[:])
 			}
 			b = append(b, `],"data":`...)
-			b = appendHex(b, l.Data)
+			b = ethjson.AppendHexBytes(b, l.Data)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -198,38 +198,13 @@ func appendReceipts(b []byte, txs types.Transactions, receipts types.Receipts) [
 		// version from Canyon on (op-alloy's OpDepositReceipt).
 		if r.DepositNonce != nil {
 			b = append(b, `,"depositNonce":`...)
-			b = appendQuantity(b, *r.DepositNonce)
+			b = ethjson.AppendU64(b, *r.DepositNonce)
 		}
 		if r.DepositReceiptVersion != nil {
 			b = append(b, `,"depositReceiptVersion":`...)
-			b = appendQuantity(b, *r.DepositReceiptVersion)
+			b = ethjson.AppendU64(b, *r.DepositReceiptVersion)
 		}
 		b = append(b, '}')
 	}
 	return b
-}
-
-func appendHex(b, v []byte) []byte {
-	b = append(b, '"', '0', 'x')
-	b = hex.AppendEncode(b, v)
-	return append(b, '"')
-}
-
-// appendAddress writes an address in lower-case hex, as Base's builders do
-// (no EIP-55 checksum).
-func appendAddress(b []byte, a common.Address) []byte { return appendHex(b, a[:]) }
-
-func appendQuantity(b []byte, v uint64) []byte {
-	b = append(b, '"', '0', 'x')
-	b = strconv.AppendUint(b, v, 16)
-	return append(b, '"')
-}
-
-func appendBig(b []byte, v *big.Int) []byte {
-	if v == nil {
-		return append(b, `"0x0"`...)
-	}
-	b = append(b, '"', '0', 'x')
-	b = v.Append(b, 16)
-	return append(b, '"')
 }

@@ -1,29 +1,28 @@
-package feed
+package flashblock
 
 import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
-
-	fbfeed "github.com/preconf/preconf/follower/feed"
 )
 
-// The follower's feed decoder (written separately from this encoder, to the
-// same format note) reads every field back, as JSON and as brotli.
-func TestFollowerDecodesFeed(t *testing.T) {
+// The decoder (written separately from the encoder, to the same format
+// note) reads every field of an encoded snapshot back, as JSON and as
+// brotli.
+func TestDecodeEncodedSnapshot(t *testing.T) {
 	for _, index := range []uint64{0, 3} {
 		snap, tx := fixture(t, index)
-		msg, err := Encode(snap)
+		msg, err := EncodeSnapshot(snap)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for name, frame := range map[string][]byte{"json": msg, "brotli": Compress(msg)} {
-			fb, err := fbfeed.Decode(frame)
+			fb, err := Decode(frame)
 			if err != nil {
 				t.Fatalf("index %d %s: %v", index, name, err)
 			}
 			h := snap.Header
-			if fb.PayloadID != fbfeed.PayloadID(snap.PayloadID) || fb.Index != index {
+			if fb.PayloadID != PayloadID(snap.PayloadID) || fb.Index != index {
 				t.Fatalf("%s: payload %s index %d", name, fb.PayloadID, fb.Index)
 			}
 			if (fb.Base != nil) != (index == 0) {
