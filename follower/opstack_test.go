@@ -30,7 +30,7 @@ import (
 	"github.com/preconf/preconf/rpc"
 )
 
-// opChain is the OP test chain of follower/feed/testdata (same genesis, keys
+// opChain is the OP test chain of flashblock/testdata (same genesis, keys
 // and generator), longer: its first two blocks are the recorded ones.
 func opChain(t *testing.T, blocks int, mutate func(*core.Genesis)) *testchain.Chain {
 	t.Helper()
@@ -90,8 +90,8 @@ func TestFollowOPStack(t *testing.T) {
 		f        testchain.Format
 		recorded string
 	}{
-		{"base-v1", testchain.BaseV1, "feed/testdata/opstack-base-v1.jsonl"},
-		{"legacy", testchain.Legacy, "feed/testdata/opstack-legacy.jsonl"},
+		{"base-v1", testchain.BaseV1, "../flashblock/testdata/opstack-base-v1.jsonl"},
+		{"legacy", testchain.Legacy, "../flashblock/testdata/opstack-legacy.jsonl"},
 	} {
 		t.Run(format.name, func(t *testing.T) {
 			msgs, err := tc.Messages(format.f)

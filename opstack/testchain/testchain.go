@@ -279,7 +279,7 @@ func (g *generator) userTxs(i int) types.Transactions {
 
 // DevL2 generates blocks on the built-in dev chain at Isthmus,
 // chain.DevL2GenesisAt (changed by mutate, when given), with the first three
-// dev keys: the chain the recorded flashblocks (follower/feed/testdata), the
+// dev keys: the chain the recorded flashblocks (flashblock/testdata), the
 // follow tests and the op-geth differential test share. It stays at Isthmus,
 // the fork of the recordings; Jovian and Karst chains come from Generate.
 func DevL2(blocks int, mutate func(*core.Genesis)) (*Chain, error) {
