@@ -53,6 +53,10 @@ type Options struct {
 	Rates    []float64 `json:"rates_mgas"`
 	rates    string
 	Step     time.Duration `json:"step_ns"`
+	// Warmup is an unmeasured step at the first rate before the others:
+	// a follower in service has the contracts' accounts, code and filled
+	// slots cached, one just started has not.
+	Warmup time.Duration `json:"warmup_ns"`
 	RTT      time.Duration `json:"rtt_ns"`
 	Senders  int           `json:"senders"`
 	SendConn int           `json:"send_conns"`
@@ -62,6 +66,7 @@ type Options struct {
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.rates, "followdefi-rates", "2,5,10,25,50,100", "offered gas rates in Mgas/s, one step each, rising (100 is twice the chains' highest, 50 Mgas/s)")
 	fs.DurationVar(&o.Step, "followdefi-step", 10*time.Second, "length of one step")
+	fs.DurationVar(&o.Warmup, "followdefi-warmup", 3*time.Second, "an unmeasured step at the first rate before the others (0: none), so that the follower starts warm")
 	fs.DurationVar(&o.RTT, "followdefi-rtt", time.Millisecond, "round-trip time between the follower and the sequencer (its upstream and feed)")
 	fs.IntVar(&o.Senders, "followdefi-senders", 256, "funded senders (a multiple of -followdefi-conns)")
 	fs.IntVar(&o.SendConn, "followdefi-conns", 32, "connections sending the transactions")
@@ -76,7 +81,7 @@ func (o *Options) finish() error {
 		}
 		o.Rates = append(o.Rates, r)
 	}
-	if len(o.Rates) == 0 || o.Step <= 0 || o.RTT < 0 || o.Senders <= 0 || o.SendConn <= 0 || o.Senders%o.SendConn != 0 {
+	if len(o.Rates) == 0 || o.Step <= 0 || o.Warmup < 0 || o.RTT < 0 || o.Senders <= 0 || o.SendConn <= 0 || o.Senders%o.SendConn != 0 {
 		return errors.New("-followdefi-rates, -followdefi-step, -followdefi-senders and -followdefi-conns must be positive, the senders a multiple of the connections")
 	}
 	return nil
@@ -142,6 +147,12 @@ func Run(h harness.Options, o Options, log io.Writer) (*Report, error) {
 	}
 	defer stopFeeds()
 	r.seqFeed, r.folFeed = seqFeed, folFeed
+	if o.Warmup > 0 {
+		if err := r.warm(o.Rates[0], rep.GasPerTx); err != nil {
+			return nil, fmt.Errorf("warm-up: %w", err)
+		}
+		fmt.Fprintf(log, "  warmed up: %s at %.0f Mgas/s, not measured\n", o.Warmup, o.Rates[0])
+	}
 	for _, rate := range o.Rates {
 		// A step starts with the sequencer's pool empty and the follower
 		// caught up; a backlog left by the step before ends the run there.

@@ -101,6 +101,15 @@ func (r *runner) settle() error {
 	return nil
 }
 
+// warm offers rate Mgas/s for r.o.Warmup, measuring nothing.
+func (r *runner) warm(rate float64, gasPerTx uint64) error {
+	o := r.o
+	defer func() { r.o = o }()
+	r.o.Step = o.Warmup
+	_, err := r.step(rate, gasPerTx)
+	return err
+}
+
 // step offers rate Mgas/s for r.o.Step and measures the follower.
 func (r *runner) step(rate float64, gasPerTx uint64) (Step, error) {
 	st := Step{Mgas: rate, TxRate: rate * 1e6 / float64(gasPerTx)}
