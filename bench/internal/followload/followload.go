@@ -50,13 +50,13 @@ const (
 // Options are the experiment's own flags.
 type Options struct {
 	// Rates are the offered gas rates, Mgas/s, in order.
-	Rates    []float64 `json:"rates_mgas"`
-	rates    string
-	Step     time.Duration `json:"step_ns"`
+	Rates []float64 `json:"rates_mgas"`
+	rates string
+	Step  time.Duration `json:"step_ns"`
 	// Warmup is an unmeasured step at the first rate before the others:
 	// a follower in service has the contracts' accounts, code and filled
 	// slots cached, one just started has not.
-	Warmup time.Duration `json:"warmup_ns"`
+	Warmup   time.Duration `json:"warmup_ns"`
 	RTT      time.Duration `json:"rtt_ns"`
 	Senders  int           `json:"senders"`
 	SendConn int           `json:"send_conns"`
