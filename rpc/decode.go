@@ -5,18 +5,17 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+
+	"github.com/preconf/preconf/internal/jsonscan"
 )
 
-// A hand-written decoder for the common request shape. It accepts only a
-// strict subset of JSON that it can validate exactly — ASCII strings without
-// escapes, plain numbers, literals, nesting up to maxFastDepth — and the four
-// envelope keys spelled exactly; on anything else it reports !ok and the
-// request takes the encoding/json path, which then decides (and words any
-// error). Within the subset the outcome is the same as json.Valid followed by
+// A hand-written decoder for the common request shape, on jsonscan's strict
+// subset of JSON (which it validates exactly) and with the four envelope
+// keys spelled exactly; on anything else it reports !ok and the request
+// takes the encoding/json path, which then decides (and words any error).
+// Within the subset the outcome is the same as json.Valid followed by
 // json.Unmarshal into request and splitParams, without reflection or copies:
 // the raw members are sub-slices of the message.
-
-const maxFastDepth = 32
 
 // fastDecode enables the decoder (tests turn it off to compare).
 var fastDecode = true
@@ -32,53 +31,26 @@ type fastRequest struct {
 
 // decodeFast decodes msg (already trimmed of surrounding whitespace).
 func decodeFast(msg []byte, req *fastRequest) bool {
-	s := fastScanner{b: msg}
-	if s.next() != '{' {
-		return false
-	}
-	s.i++
-	s.ws()
-	if s.next() == '}' {
-		s.i++
-		return s.end()
-	}
-	for {
-		key, ok := s.str()
-		if !ok {
-			return false
-		}
-		s.ws()
-		if s.next() != ':' {
-			return false
-		}
-		s.i++
-		s.ws()
+	s := jsonscan.New(msg)
+	return s.Object(func(key []byte) bool {
 		switch string(key) {
 		case "params":
 			req.hasParams = true
 			req.paramsNull, req.paramsNotArray, req.params = false, false, req.params[:0]
-			switch s.next() {
+			switch s.Peek() {
 			case '[':
 				req.params = make(Params, 0, 4)
-				if !s.array(1, &req.params) {
-					return false
-				}
+				return scanArray(&s, 1, &req.params)
 			case 'n':
-				if !s.literal("null") {
-					return false
-				}
 				req.paramsNull = true
+				return s.Literal("null")
 			default:
-				if _, ok := s.value(1); !ok {
-					return false
-				}
 				req.paramsNotArray = true
+				_, ok := s.Value(1)
+				return ok
 			}
 		case "jsonrpc", "method", "id":
-			v, ok := s.value(1)
-			if !ok {
-				return false
-			}
+			v, ok := s.Value(1)
 			switch string(key) {
 			case "jsonrpc":
 				req.jsonrpc = v
@@ -87,224 +59,36 @@ func decodeFast(msg []byte, req *fastRequest) bool {
 			default:
 				req.id = v
 			}
-		default:
-			// Other keys would be matched case-insensitively (or ignored)
-			// by encoding/json: leave them to it.
-			return false
+			return ok
 		}
-		s.ws()
-		switch s.next() {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			return s.end()
-		default:
-			return false
-		}
-	}
-}
-
-type fastScanner struct {
-	b []byte
-	i int
-}
-
-func (s *fastScanner) next() byte {
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
-func (s *fastScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-func (s *fastScanner) end() bool {
-	s.ws()
-	return s.i == len(s.b)
-}
-
-// str scans a string in the subset and returns its contents.
-func (s *fastScanner) str() ([]byte, bool) {
-	if s.next() != '"' {
-		return nil, false
-	}
-	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		c := s.b[j]
-		if c == '"' {
-			s.i = j + 1
-			return s.b[start:j], true
-		}
-		if c < 0x20 || c == '\\' || c >= 0x80 {
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-func (s *fastScanner) literal(lit string) bool {
-	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
+		// Other keys would be matched case-insensitively (or ignored) by
+		// encoding/json: leave them to it.
 		return false
-	}
-	s.i += len(lit)
-	return true
+	}) && s.End()
 }
 
-// number scans a JSON number exactly per the grammar.
-func (s *fastScanner) number() bool {
-	digits := func() int {
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
+// scanArray reads an array at depth, appending its elements' raw values to
+// elems (an empty array: elems not nil).
+func scanArray(s *jsonscan.Scanner, depth int, elems *Params) bool {
+	if *elems == nil {
+		*elems = Params{}
 	}
-	if s.next() == '-' {
-		s.i++
-	}
-	switch c := s.next(); {
-	case c == '0':
-		s.i++
-	case c >= '1' && c <= '9':
-		digits()
-	default:
-		return false
-	}
-	if s.next() == '.' {
-		s.i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if c := s.next(); c == 'e' || c == 'E' {
-		s.i++
-		if c := s.next(); c == '+' || c == '-' {
-			s.i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// value scans one value and returns its raw bytes.
-func (s *fastScanner) value(depth int) ([]byte, bool) {
-	start := s.i
-	var ok bool
-	switch c := s.next(); {
-	case c == '"':
-		_, ok = s.str()
-	case c == '{':
-		ok = s.object(depth + 1)
-	case c == '[':
-		ok = s.array(depth+1, nil)
-	case c == 't':
-		ok = s.literal("true")
-	case c == 'f':
-		ok = s.literal("false")
-	case c == 'n':
-		ok = s.literal("null")
-	case c == '-' || c >= '0' && c <= '9':
-		ok = s.number()
-	}
-	if !ok {
-		return nil, false
-	}
-	return s.b[start:s.i], true
-}
-
-// array scans an array; with elems set, its elements are appended to it.
-func (s *fastScanner) array(depth int, elems *Params) bool {
-	if depth > maxFastDepth || s.next() != '[' {
-		return false
-	}
-	s.i++
-	s.ws()
-	if s.next() == ']' {
-		s.i++
-		if elems != nil && *elems == nil {
-			*elems = Params{}
-		}
-		return true
-	}
-	for {
-		v, ok := s.value(depth)
-		if !ok {
-			return false
-		}
-		if elems != nil {
-			*elems = append(*elems, v)
-		}
-		s.ws()
-		switch s.next() {
-		case ',':
-			s.i++
-			s.ws()
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-func (s *fastScanner) object(depth int) bool {
-	if depth > maxFastDepth || s.next() != '{' {
-		return false
-	}
-	s.i++
-	s.ws()
-	if s.next() == '}' {
-		s.i++
-		return true
-	}
-	for {
-		if _, ok := s.str(); !ok {
-			return false
-		}
-		s.ws()
-		if s.next() != ':' {
-			return false
-		}
-		s.i++
-		s.ws()
-		if _, ok := s.value(depth); !ok {
-			return false
-		}
-		s.ws()
-		switch s.next() {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
+	return depth <= jsonscan.MaxDepth && s.Array(func() bool {
+		v, ok := s.Value(depth)
+		*elems = append(*elems, v)
+		return ok
+	})
 }
 
 // plainString returns the contents of a JSON string literal that needs no
 // unescaping (ASCII, no escapes, no control characters).
 func plainString(raw []byte) ([]byte, bool) {
-	s := fastScanner{b: raw}
-	v, ok := s.str()
-	return v, ok && s.i == len(raw)
+	s := jsonscan.New(raw)
+	tok, ok := s.Str()
+	if !ok || len(tok) != len(raw) {
+		return nil, false
+	}
+	return tok[1 : len(tok)-1], true
 }
 
 // decodeValue is json.Unmarshal(raw, v) with shortcuts for the common

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/preconf/preconf/internal/jsonscan"
 )
 
 // Handler answers one method call. The result is encoded with encoding/json,
@@ -272,7 +274,7 @@ func (s *Server) dispatch(ctx context.Context, body []byte, buf *bytes.Buffer, g
 	base := buf.Len()
 	if len(body) > 0 && body[0] == '[' {
 		var msgs Params
-		if sc := (fastScanner{b: body}); !fastDecode || !sc.array(0, &msgs) || !sc.end() {
+		if sc := jsonscan.New(body); !fastDecode || !scanArray(&sc, 0, &msgs) || !sc.End() {
 			msgs = nil
 			if err := json.Unmarshal(body, &msgs); err != nil {
 				writeError(buf, nil, &ParseError{Msg: "parse error: " + err.Error()})

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/preconf/preconf/internal/jsonscan"
 )
 
 // A decoder for the usual shape of eth_simulateV1 requests and call objects,
 // which encoding/json spends a tenth of a simulation decoding. It takes a
-// strict subset — keys spelled exactly as documented, each at most once,
-// strings without escapes — and decodes every value with the same
+// strict subset — jsonscan's (ASCII strings without escapes, …), keys
+// spelled exactly as documented, each at most once — and decodes every value with the same
 // UnmarshalJSON/UnmarshalText methods encoding/json would call, so within
 // the subset the result is identical (TestFastDecodeMatchesEncodingJSON).
 // On anything outside it, or any value error, it gives up and the caller
@@ -19,9 +21,9 @@ import (
 // FastRequest decodes eth_simulateV1's first parameter if it is in the
 // subset; false means: decode it with encoding/json.
 func FastRequest(raw []byte, req *Request) bool {
-	s := scanner{b: raw}
+	s := scanner{jsonscan.New(raw)}
 	var r Request
-	if s.request(&r) && s.end() {
+	if s.request(&r) && s.End() {
 		*req = r
 		return true
 	}
@@ -31,165 +33,17 @@ func FastRequest(raw []byte, req *Request) bool {
 // FastCallArgs decodes a call object if it is in the subset; false means:
 // decode it with encoding/json.
 func FastCallArgs(raw []byte, args *CallArgs) bool {
-	s := scanner{b: raw}
+	s := scanner{jsonscan.New(raw)}
 	var a CallArgs
-	if s.callArgs(&a) && s.end() {
+	if s.callArgs(&a) && s.End() {
 		*args = a
 		return true
 	}
 	return false
 }
 
-type scanner struct {
-	b []byte
-	i int
-}
-
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-func (s *scanner) peek() byte {
-	s.ws()
-	if s.i < len(s.b) {
-		return s.b[s.i]
-	}
-	return 0
-}
-
-func (s *scanner) end() bool { return s.peek() == 0 && s.i == len(s.b) }
-
-// str reads a string without escapes; it returns the token with quotes.
-func (s *scanner) str() ([]byte, bool) {
-	if s.peek() != '"' {
-		return nil, false
-	}
-	start := s.i
-	for j := s.i + 1; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			s.i = j + 1
-			return s.b[start:s.i], true
-		case c == '\\' || c < 0x20:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-// null consumes a null literal if one is next.
-func (s *scanner) null() bool {
-	if s.peek() == 'n' && len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
-		s.i += 4
-		return true
-	}
-	return false
-}
-
-// skip consumes any one value and returns it raw.
-func (s *scanner) skip() ([]byte, bool) {
-	s.ws()
-	start, depth := s.i, 0
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			j := s.i + 1
-			for j < len(s.b) && s.b[j] != '"' {
-				if s.b[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(s.b) {
-				return nil, false
-			}
-			s.i = j + 1
-		case c == '{' || c == '[':
-			depth++
-			s.i++
-		case c == '}' || c == ']':
-			if depth == 0 {
-				return s.b[start:s.i], s.i > start
-			}
-			depth--
-			s.i++
-		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return s.b[start:s.i], s.i > start
-		default:
-			s.i++
-		}
-		if depth == 0 && (c == '"' || c == '}' || c == ']') {
-			return s.b[start:s.i], true
-		}
-	}
-	return s.b[start:s.i], depth == 0 && s.i > start
-}
-
-// object calls field for each member (key without quotes); field consumes
-// the value.
-func (s *scanner) object(field func(key []byte) bool) bool {
-	if s.peek() != '{' {
-		return false
-	}
-	s.i++
-	if s.peek() == '}' {
-		s.i++
-		return true
-	}
-	for {
-		k, ok := s.str()
-		if !ok || s.peek() != ':' {
-			return false
-		}
-		s.i++
-		if !field(k[1 : len(k)-1]) {
-			return false
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// array calls elem for each element; elem consumes it.
-func (s *scanner) array(elem func() bool) bool {
-	if s.peek() != '[' {
-		return false
-	}
-	s.i++
-	if s.peek() == ']' {
-		s.i++
-		return true
-	}
-	for {
-		if !elem() {
-			return false
-		}
-		switch s.peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
-}
+// scanner is the strict JSON scanner with this package's request shapes.
+type scanner struct{ jsonscan.Scanner }
 
 // once guards against repeated keys (encoding/json's merging of repeats is
 // left to encoding/json). Objects here have few keys: a list will do.
@@ -218,10 +72,10 @@ func value[T any, P interface {
 	*T
 	json.Unmarshaler
 }](s *scanner, dst **T) bool {
-	if s.null() {
+	if s.Null() {
 		return true
 	}
-	tok, ok := s.str()
+	tok, ok := s.Str()
 	if !ok {
 		return false
 	}
@@ -235,52 +89,36 @@ func value[T any, P interface {
 
 // raw decodes any value with encoding/json (rare, nested fields).
 func raw(s *scanner, v any) bool {
-	tok, ok := s.skip()
+	tok, ok := s.Value(0)
 	return ok && json.Unmarshal(tok, v) == nil
-}
-
-func (s *scanner) boolean(dst *bool) bool {
-	switch {
-	case s.null():
-		return true
-	case s.peek() == 't' && len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "true":
-		s.i += 4
-		*dst = true
-		return true
-	case s.peek() == 'f' && len(s.b)-s.i >= 5 && string(s.b[s.i:s.i+5]) == "false":
-		s.i += 5
-		*dst = false
-		return true
-	}
-	return false
 }
 
 func (s *scanner) request(r *Request) bool {
 	var seen once
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		if !seen.first(k) {
 			return false
 		}
 		switch string(k) {
 		case "blockStateCalls":
-			if s.null() {
+			if s.Null() {
 				return true
 			}
 			r.BlockStateCalls = []BlockCalls{}
-			return s.array(func() bool {
+			return s.Array(func() bool {
 				var b BlockCalls
-				if !s.null() && !s.blockCalls(&b) {
+				if !s.Null() && !s.blockCalls(&b) {
 					return false
 				}
 				r.BlockStateCalls = append(r.BlockStateCalls, b)
 				return true
 			})
 		case "traceTransfers":
-			return s.boolean(&r.TraceTransfers)
+			return s.Bool(&r.TraceTransfers)
 		case "validation":
-			return s.boolean(&r.Validation)
+			return s.Bool(&r.Validation)
 		case "returnFullTransactions":
-			return s.boolean(&r.ReturnFullTransactions)
+			return s.Bool(&r.ReturnFullTransactions)
 		}
 		return false
 	})
@@ -288,31 +126,31 @@ func (s *scanner) request(r *Request) bool {
 
 func (s *scanner) blockCalls(b *BlockCalls) bool {
 	var seen once
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		if !seen.first(k) {
 			return false
 		}
 		switch string(k) {
 		case "blockOverrides":
-			if s.null() {
+			if s.Null() {
 				return true
 			}
 			b.BlockOverrides = new(BlockOverrides)
 			return s.blockOverrides(b.BlockOverrides)
 		case "stateOverrides":
-			if s.null() {
+			if s.Null() {
 				return true
 			}
 			b.StateOverrides = StateOverride{}
 			return s.stateOverride(b.StateOverrides)
 		case "calls":
-			if s.null() {
+			if s.Null() {
 				return true
 			}
 			b.Calls = []CallArgs{}
-			return s.array(func() bool {
+			return s.Array(func() bool {
 				var a CallArgs
-				if !s.null() && !s.callArgs(&a) {
+				if !s.Null() && !s.callArgs(&a) {
 					return false
 				}
 				b.Calls = append(b.Calls, a)
@@ -325,7 +163,7 @@ func (s *scanner) blockCalls(b *BlockCalls) bool {
 
 func (s *scanner) blockOverrides(o *BlockOverrides) bool {
 	var seen once
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		if !seen.first(k) {
 			return false
 		}
@@ -356,13 +194,13 @@ func (s *scanner) blockOverrides(o *BlockOverrides) bool {
 }
 
 func (s *scanner) stateOverride(o StateOverride) bool {
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		var addr common.Address
 		if addr.UnmarshalText(k) != nil {
 			return false
 		}
 		var acct AccountOverride
-		if !s.null() && !s.accountOverride(&acct) {
+		if !s.Null() && !s.accountOverride(&acct) {
 			return false
 		}
 		o[addr] = acct
@@ -372,7 +210,7 @@ func (s *scanner) stateOverride(o StateOverride) bool {
 
 func (s *scanner) accountOverride(a *AccountOverride) bool {
 	var seen once
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		if !seen.first(k) {
 			return false
 		}
@@ -395,18 +233,18 @@ func (s *scanner) accountOverride(a *AccountOverride) bool {
 }
 
 func (s *scanner) slots(dst *map[common.Hash]common.Hash) bool {
-	if s.null() {
+	if s.Null() {
 		*dst = nil
 		return true
 	}
 	m := map[common.Hash]common.Hash{}
 	*dst = m
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		var key common.Hash
 		if key.UnmarshalText(k) != nil {
 			return false
 		}
-		tok, ok := s.str()
+		tok, ok := s.Str()
 		if !ok {
 			return false
 		}
@@ -421,7 +259,7 @@ func (s *scanner) slots(dst *map[common.Hash]common.Hash) bool {
 
 func (s *scanner) callArgs(a *CallArgs) bool {
 	var seen once
-	return s.object(func(k []byte) bool {
+	return s.Object(func(k []byte) bool {
 		if !seen.first(k) {
 			return false
 		}
@@ -457,7 +295,7 @@ func (s *scanner) callArgs(a *CallArgs) bool {
 		case "authorizationList":
 			return raw(s, &a.AuthorizationList)
 		case "type":
-			tok, ok := s.skip()
+			tok, ok := s.Value(0)
 			if ok {
 				a.Type = append(json.RawMessage(nil), tok...)
 			}
