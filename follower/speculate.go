@@ -96,6 +96,10 @@ func (e *executor) discover(b *openBlock, txs types.Transactions) int {
 // chunk) and gas is free, so that a sender not fetched yet (answered
 // absent) still runs its transaction and it is fetched with the slots.
 func (e *executor) speculate(b *openBlock, txs types.Transactions, rec *remote.Recorder) {
+	// Provisional answers can lead an execution where real state never
+	// goes: should the EVM panic there, discovery stops for this chunk and
+	// the real execution reads what it needs itself.
+	defer func() { _ = recover() }()
 	statedb, err := state.NewWithReader(b.Parent.Root, e.memdb, b.state.Rebase(rec))
 	if err != nil {
 		return
