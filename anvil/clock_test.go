@@ -17,7 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/core"
 
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/sequencer"
 )
@@ -41,7 +41,7 @@ var devChains = []struct {
 // wall clock are checked against it (within the seconds the script took),
 // on both nodes alike, so anvil's answers validate the expectations.
 func TestClockAsAnvil(t *testing.T) {
-	bin := tools.AnvilForTest(t)
+	bin := peers.AnvilForTest(t)
 	modes := []struct {
 		name  string
 		anvil []string
@@ -84,7 +84,7 @@ func TestClockAsAnvil(t *testing.T) {
 // time, as under anvil --block-time. Blocks sealed on schedule meanwhile
 // are allowed for: every block sealed after the change carries it.
 func TestClockOnSchedule(t *testing.T) {
-	bin := tools.AnvilForTest(t)
+	bin := peers.AnvilForTest(t)
 	want := scheduleScript(t, startAnvil(t, bin, "--block-time", "2"))
 	for _, c := range devChains {
 		t.Run(c.name, func(t *testing.T) {

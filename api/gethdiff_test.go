@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/preconf/preconf/conformance"
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 )
 
 // TestDiffAgainstGeth replays a few thousand read requests (every block,
@@ -23,12 +23,12 @@ import (
 // node and a go-ethereum node on the same chain, and requires identical
 // answers: the same bytes for results, the same code for errors.
 //
-// It needs a geth v1.17.5 binary (tools.GethForTest: $PRECONF_GETH, or the
+// It needs a geth v1.17.5 binary (peers.GethForTest: $PRECONF_GETH, or the
 // one the bench harness keeps in ~/.cache/preconf-bench/bin/geth, built
 // there under CI=true).
 func TestDiffAgainstGeth(t *testing.T) {
 	dir := conformance.Fixtures(t)
-	gethBin := tools.GethForTest(t)
+	gethBin := peers.GethForTest(t)
 	genesisFile, chainFile := filepath.Join(dir, "genesis.json"), filepath.Join(dir, "chain.rlp")
 	gethURL := startGeth(t, gethBin, genesisFile, chainFile)
 

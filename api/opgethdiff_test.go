@@ -13,9 +13,9 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 	"github.com/preconf/preconf/opstack"
-	"github.com/preconf/preconf/opstack/testchain"
+	"github.com/preconf/preconf/internal/testchain"
 )
 
 // TestDiffAgainstOpGeth imports the same OP-stack chain into op-geth and
@@ -26,15 +26,15 @@ import (
 // nonce and version), raw encoding, state reads on the fee vaults and
 // L1Block, the GasPriceOracle's views, a gas estimate and the fee methods.
 // The chain: chain.DevL2Genesis with blocks op-geth's
-// GenerateChain made (opstack/testchain: L1-attributes deposit first, user
+// GenerateChain made (internal/testchain: L1-attributes deposit first, user
 // deposits, one failing, user transactions paying the L1 and operator fees).
 //
 // It needs op-geth's geth, built from the module go.mod replaces go-ethereum
-// with (tools.OpGethForTest: $PRECONF_OPGETH, or the one
+// with (peers.OpGethForTest: $PRECONF_OPGETH, or the one
 // `go run ./bench -install op-geth` keeps in ~/.cache/preconf-bench/bin,
 // built there under CI=true).
 func TestDiffAgainstOpGeth(t *testing.T) {
-	bin := tools.OpGethForTest(t)
+	bin := peers.OpGethForTest(t)
 	tc, err := testchain.DevL2(6, nil)
 	if err != nil {
 		t.Fatal(err)

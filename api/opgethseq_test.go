@@ -22,7 +22,7 @@ import (
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/forkrules"
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/sequencer"
@@ -41,7 +41,7 @@ import (
 // op-geth's receipts of the sealed block (block hash aside), and so must
 // the pre-confirmed transactions.
 func TestDiffSequencedAgainstOpGeth(t *testing.T) {
-	bin := tools.OpGethForTest(t)
+	bin := peers.OpGethForTest(t)
 	dir := t.TempDir()
 	// At Jovian, op-geth's last rules (it does not execute Karst).
 	g, err := chain.DevL2GenesisAt(forkrules.Jovian)

@@ -21,7 +21,7 @@ import (
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/conformance"
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
@@ -365,7 +365,7 @@ func TestTraceErrors(t *testing.T) {
 // under every tracer configuration, and for calls at several blocks.
 func TestTraceAgainstGeth(t *testing.T) {
 	genesisFile, blocks := fixtureBlocks(t)
-	gethBin := tools.GethForTest(t)
+	gethBin := peers.GethForTest(t)
 	chainFile := filepath.Join(filepath.Dir(genesisFile), "chain.rlp")
 	gethURL := startGeth(t, gethBin, genesisFile, chainFile)
 	nd := startFixtureNode(t, genesisFile, chainFile)

@@ -18,7 +18,7 @@ import (
 	"github.com/preconf/preconf/bench/internal/suite"
 	"github.com/preconf/preconf/bench/internal/tails"
 	"github.com/preconf/preconf/bench/internal/writeload"
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 )
 
 // command is one sub-command: an experiment with its own flags, or a tool.
@@ -241,7 +241,7 @@ func install(o harness.Options, args []string, stdout, stderr io.Writer) int {
 	for _, name := range names {
 		var bin string
 		if name == "op-geth" {
-			bin, err = harness.WithHint(tools.OpGeth(e.Repo, e.Cache, e.Install, e.Log))
+			bin, err = harness.WithHint(peers.OpGeth(e.Repo, e.Cache, e.Install, e.Log))
 		} else {
 			bin, err = harness.Kinds[name].Install(e)
 		}

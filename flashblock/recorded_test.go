@@ -11,7 +11,7 @@ import (
 
 	"github.com/preconf/preconf/flashblock"
 	"github.com/preconf/preconf/opstack"
-	"github.com/preconf/preconf/opstack/testchain"
+	"github.com/preconf/preconf/internal/testchain"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/opstack-*.jsonl from the OP test chain")

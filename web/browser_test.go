@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/sequencer"
 	"github.com/preconf/preconf/wallet"
@@ -21,7 +21,7 @@ import (
 // headless Debian chromium) against a node started here with
 // --wallet.approval=prompt on loopback (with --wallet.allow-private: the page adds this node). Outside CI it is skipped when the
 // tooling is missing (scripts/setup-wallet installs it); with CI=true
-// missing tooling is a failure (tools.Missing).
+// missing tooling is a failure (peers.Missing).
 func TestBrowser(t *testing.T) {
 	dir, err := filepath.Abs(filepath.Join("..", "tests", "browser"))
 	if err != nil {
@@ -32,7 +32,7 @@ func TestBrowser(t *testing.T) {
 		chromium = "/usr/bin/chromium"
 	}
 	var missing []string
-	nodeBin, err := tools.Node(filepath.Dir(filepath.Dir(dir)))
+	nodeBin, err := peers.Node(filepath.Dir(filepath.Dir(dir)))
 	if err != nil {
 		missing = append(missing, err.Error())
 	}
@@ -43,7 +43,7 @@ func TestBrowser(t *testing.T) {
 		missing = append(missing, "playwright-core in tests/browser (npm ci)")
 	}
 	if len(missing) > 0 {
-		tools.Missing(t, fmt.Sprintf("browser test tooling missing: %v; run scripts/setup-wallet", missing))
+		peers.Missing(t, fmt.Sprintf("browser test tooling missing: %v; run scripts/setup-wallet", missing))
 	}
 
 	n, err := node.New(node.Config{

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 )
 
 // Foundry's own workflows against the dev chain, with forge 1.7.1 from npm
@@ -26,9 +26,9 @@ func TestForge(t *testing.T) {
 	forge := tool(t, filepath.Join(repoRoot(), "tests/clients/node_modules/@foundry-rs/forge-linux-amd64/bin/forge"), "forge")
 	tool(t, filepath.Join(repoRoot(), "tests/clients/node_modules/solc/package.json"), "solc (solc-js)")
 	cast := castBin(t)
-	nodeBin, err := tools.Node(repoRoot())
+	nodeBin, err := peers.Node(repoRoot())
 	if err != nil {
-		tools.Missing(t, err.Error())
+		peers.Missing(t, err.Error())
 	}
 	// Its own node: seals only on evm_mine, so nothing here races a seal.
 	n, err := startPreconf("--block-time", "10m")

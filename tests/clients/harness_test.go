@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 )
 
 // The harness: TestMain builds cmd/preconf once and starts the node most
@@ -179,7 +179,7 @@ func slowNode(t *testing.T) *preconfNode {
 func tool(t *testing.T, path, what string) string {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {
-		tools.Missing(t, fmt.Sprintf("%s not installed (%s): run scripts/setup-clients", what, path))
+		peers.Missing(t, fmt.Sprintf("%s not installed (%s): run scripts/setup-clients", what, path))
 	}
 	return path
 }
@@ -224,9 +224,9 @@ func runIn(t *testing.T, dir, name string, args []string, env ...string) (string
 // (PRECONF_KEY_<NAME>).
 func nodeTests(t *testing.T, n *preconfNode, files []string, keys map[string]int) {
 	t.Helper()
-	nodeBin, err := tools.Node(repoRoot())
+	nodeBin, err := peers.Node(repoRoot())
 	if err != nil {
-		tools.Missing(t, err.Error())
+		peers.Missing(t, err.Error())
 	}
 	for _, p := range []string{"viem", "ethers", "web3", "@uniswap/v2-core"} {
 		tool(t, filepath.Join(repoRoot(), "tests/clients/node_modules", p, "package.json"), p)

@@ -33,7 +33,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 	"github.com/preconf/preconf/tests/procs"
 )
 
@@ -53,9 +53,9 @@ func TestMain(m *testing.M) {
 // ($PRECONF_HAPROXY, the tools cache, or PATH); without it the test is
 // skipped, or fails under CI=true.
 func haproxy(t *testing.T) string {
-	path, err := tools.Program("haproxy", "PRECONF_HAPROXY")
+	path, err := peers.Program("haproxy", "PRECONF_HAPROXY")
 	if err != nil {
-		tools.Missing(t, err.Error()+": run scripts/setup-haproxy")
+		peers.Missing(t, err.Error()+": run scripts/setup-haproxy")
 	}
 	return path
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 )
 
 // promtool is Prometheus's checker (from Debian's prometheus package,
@@ -16,9 +16,9 @@ import (
 // skipped, except under CI=true, where it fails.
 func promtool(t *testing.T) string {
 	t.Helper()
-	path, err := tools.Program("promtool", "PRECONF_PROMTOOL")
+	path, err := peers.Program("promtool", "PRECONF_PROMTOOL")
 	if err != nil {
-		tools.Missing(t, err.Error()+": run scripts/setup-prometheus")
+		peers.Missing(t, err.Error()+": run scripts/setup-prometheus")
 	}
 	return path
 }

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/preconf/preconf/bench/internal/load"
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 )
 
 // Ports: everything the harness opens is in 48545-48560.
@@ -117,7 +117,7 @@ var Kinds = map[string]Kind{
 	},
 	"anvil": {
 		Name: "anvil", Port: PortAnvil,
-		Install: func(e *Env) (string, error) { return WithHint(tools.Anvil(e.Cache, e.Install, e.Log)) },
+		Install: func(e *Env) (string, error) { return WithHint(peers.Anvil(e.Cache, e.Install, e.Log)) },
 		Args: func(e *Env, dir string) []string {
 			// Anvil logs every call by default; its output goes to a file
 			// here, like the other nodes'. No blocks are mined without
@@ -127,7 +127,7 @@ var Kinds = map[string]Kind{
 	},
 	"geth": {
 		Name: "geth", Port: PortGeth, Extra: []int{portGethAuth, portGethP2P},
-		Install: func(e *Env) (string, error) { return WithHint(tools.Geth(e.Cache, e.Install, e.Log)) },
+		Install: func(e *Env) (string, error) { return WithHint(peers.Geth(e.Cache, e.Install, e.Log)) },
 		Prepare: func(e *Env, bin, dir string) error {
 			cmd := exec.Command(bin, "--datadir", dir, "--state.scheme", "path", "init", e.Genesis)
 			if out, err := cmd.CombinedOutput(); err != nil {

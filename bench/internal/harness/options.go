@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 )
 
 // Options are the flags every experiment shares: how long and how hard to
@@ -43,7 +43,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Conns, "conns", 32, "concurrent keep-alive connections")
 	fs.Int64Var(&o.MaxRequests, "max-requests", 2_000_000, "request budget per measurement (bounds memory and time)")
 	fs.StringVar(&o.nodes, "nodes", "preconf,anvil,geth", "nodes to compare (comma separated; preconf is the reference)")
-	fs.StringVar(&o.Cache, "cache", tools.DefaultCache(), "where installed peers are kept")
+	fs.StringVar(&o.Cache, "cache", peers.DefaultCache(), "where installed peers are kept")
 	fs.StringVar(&o.Out, "out", ".bench/results", "directory for the JSON and Markdown results")
 	fs.BoolVar(&o.NoInstall, "no-install", false, "do not install missing peers (report them missing)")
 	fs.BoolVar(&o.Profile, "profile", false, "collect a CPU profile of preconf during each workload of the last round (into -out)")

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 )
 
 // TestDeployUniswap: the npm artifacts deploy into genesis accounts: the
@@ -21,7 +21,7 @@ func TestDeployUniswap(t *testing.T) {
 	}
 	g, u, err := UniswapGenesis(filepath.Join(repo, UniswapArtifacts))
 	if errors.Is(err, fs.ErrNotExist) {
-		tools.Missing(t, err.Error())
+		peers.Missing(t, err.Error())
 		return
 	}
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 	"github.com/preconf/preconf/bench/internal/harness"
 	"github.com/preconf/preconf/bench/internal/report"
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/internal/tools"
+	"github.com/preconf/preconf/internal/peers"
 )
 
 //go:embed loop.mjs
@@ -104,7 +104,7 @@ func Run(h harness.Options, o Options, log io.Writer) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	node, err := tools.Node(repo)
+	node, err := peers.Node(repo)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@
 // pipes the suite through it so that no test is skipped unseen. It exits 1
 // when a test, a package or a build failed.
 //
-//	go test -json ./... | go run ./internal/tools/testsummary LOG
+//	go test -json ./... | go run ./internal/testsummary LOG
 package main
 
 import (

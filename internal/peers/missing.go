@@ -1,4 +1,4 @@
-package tools
+package peers
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ func GethForTest(tb testing.TB) string {
 	ci := os.Getenv("CI") == "true"
 	bin, err := Geth(DefaultCache(), ci, testLog{tb})
 	if err != nil {
-		Missing(tb, fmt.Sprintf("%v: install it with `go run ./internal/tools/install geth` (GOBIN=%s go install %s) or set PRECONF_GETH",
+		Missing(tb, fmt.Sprintf("%v: install it with `go run ./internal/peers/install geth` (GOBIN=%s go install %s) or set PRECONF_GETH",
 			err, filepath.Join(DefaultCache(), "bin"), GethModule))
 	}
 	return bin
@@ -55,7 +55,7 @@ func OpGethForTest(tb testing.TB) string {
 	}
 	bin, err := OpGeth(".", DefaultCache(), os.Getenv("CI") == "true", testLog{tb})
 	if err != nil {
-		Missing(tb, fmt.Sprintf("%v: build it with `go run ./internal/tools/install op-geth` from the repository's root or set PRECONF_OPGETH", err))
+		Missing(tb, fmt.Sprintf("%v: build it with `go run ./internal/peers/install op-geth` from the repository's root or set PRECONF_OPGETH", err))
 	}
 	return bin
 }

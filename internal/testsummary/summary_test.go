@@ -56,7 +56,7 @@ func TestSummaryOfARun(t *testing.T) {
 		}
 	}
 	lines := strings.Split(strings.TrimRight(term, "\n"), "\n")
-	want := "skipped: 2 tests: good.TestSkip (geth not installed: run go run ./internal/tools/install geth); " +
+	want := "skipped: 2 tests: good.TestSkip (geth not installed: run go run ./internal/peers/install geth); " +
 		"good.TestTable/needs-cast (cast not installed: run scripts/setup-clients)"
 	if last := lines[len(lines)-1]; last != want {
 		t.Errorf("last line\n%s\nwant\n%s", last, want)

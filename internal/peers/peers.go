@@ -1,8 +1,8 @@
-// Package tools finds, and installs when asked, the external programs that
+// Package peers finds, and installs when asked, the external programs that
 // the tests and the benchmark drive: go-ethereum's geth, op-geth's geth and
 // foundry's anvil as peers (in a cache shared by `go run ./bench` and the
 // tests), and the Node.js that runs the JavaScript client tests.
-package tools
+package peers
 
 import (
 	"errors"

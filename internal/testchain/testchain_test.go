@@ -12,7 +12,7 @@ import (
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/opstack"
-	"github.com/preconf/preconf/opstack/testchain"
+	"github.com/preconf/preconf/internal/testchain"
 )
 
 func keys(t *testing.T) []*ecdsa.PrivateKey {
