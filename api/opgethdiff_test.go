@@ -14,8 +14,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/preconf/preconf/internal/peers"
-	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/internal/testchain"
+	"github.com/preconf/preconf/opstack"
 )
 
 // TestDiffAgainstOpGeth imports the same OP-stack chain into op-geth and

@@ -10,8 +10,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/preconf/preconf/flashblock"
-	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/internal/testchain"
+	"github.com/preconf/preconf/opstack"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/opstack-*.jsonl from the OP test chain")

@@ -24,8 +24,8 @@ import (
 
 	"github.com/preconf/preconf/api"
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/internal/testchain"
+	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 )

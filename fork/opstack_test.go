@@ -14,8 +14,8 @@ import (
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/fork"
-	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/internal/testchain"
+	"github.com/preconf/preconf/node"
 	"github.com/preconf/preconf/sequencer"
 )
 

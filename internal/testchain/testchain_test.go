@@ -11,8 +11,8 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/chain"
-	"github.com/preconf/preconf/opstack"
 	"github.com/preconf/preconf/internal/testchain"
+	"github.com/preconf/preconf/opstack"
 )
 
 func keys(t *testing.T) []*ecdsa.PrivateKey {
