@@ -125,23 +125,35 @@ func Run(h harness.Options, o Options, log io.Writer) (*Report, error) {
 	if err := os.WriteFile(script, loopScript, 0o644); err != nil {
 		return nil, err
 	}
-	e := &harness.Env{Repo: repo, Cache: h.Cache, Work: work, Genesis: filepath.Join(work, "genesis.json"), Install: !h.NoInstall, Log: log}
+	e := &harness.Env{Repo: repo, Cache: h.Cache, Work: work, Genesis: filepath.Join(work, "genesis.json"), Install: !h.NoInstall, BaseRepo: h.BaseRepo, Log: log}
 	if err := harness.WriteGenesis(e.Genesis); err != nil {
 		return nil, err
 	}
-	kinds := map[string]harness.Kind{"preconf": preconfKind(h, o, false), "anvil": harness.Kinds["anvil"]}
-	names := []string{"preconf", "anvil"}
-	if o.Memory {
-		kinds["preconf-memory"] = preconfKind(h, o, true)
-		names = []string{"preconf", "preconf-memory", "anvil"}
+	// With -preconf-base, preconf-base (and preconf-base-memory) is the
+	// same loop on preconf built from that checkout: a before/after pair
+	// measured in the same rounds.
+	builds := []string{"preconf"}
+	if h.BaseRepo != "" {
+		builds = append(builds, "preconf-base")
 	}
+	kinds := map[string]harness.Kind{"anvil": harness.Kinds["anvil"]}
 	bins := map[string]string{}
-	for _, name := range []string{"preconf", "anvil"} {
+	var names []string
+	for _, build := range builds {
+		kinds[build] = preconfKind(h, o, build, false)
+		names = append(names, build)
+		if o.Memory {
+			kinds[build+"-memory"] = preconfKind(h, o, build, true)
+			names = append(names, build+"-memory")
+		}
+	}
+	names = append(names, "anvil")
+	for _, name := range append(builds, "anvil") {
 		if bins[name], err = kinds[name].Install(e); err != nil {
 			return nil, err
 		}
+		bins[name+"-memory"] = bins[name]
 	}
-	bins["preconf-memory"] = bins["preconf"]
 	rep := &Report{Started: time.Now().UTC(), Host: harness.HostInfo(), Options: o, Nodes: names,
 		Runs: map[string][]Loop{}, Version: map[string]string{}}
 	env := append(os.Environ(), "BENCH_KEY="+chain.DevKeys[0], "BENCH_BYTECODE="+counterCode,
@@ -182,23 +194,25 @@ func Run(h harness.Options, o Options, log io.Writer) (*Report, error) {
 	return rep, rep.check()
 }
 
-// preconfKind is preconf under automine, its chain in the datadir or, with
-// memory, in memory (--datadir ”: no database, no write-ahead log).
-func preconfKind(h harness.Options, o Options, memory bool) harness.Kind {
-	k := harness.Kinds["preconf"]
+// preconfKind is preconf (build: preconf or preconf-base) under automine,
+// its chain in the datadir or, with memory, in memory (--datadir ”: no
+// database, no write-ahead log).
+func preconfKind(h harness.Options, o Options, build string, memory bool) harness.Kind {
+	k := harness.Kinds[build]
 	extra := strings.Fields(o.PreconfArgs)
 	if h.Profile {
 		extra = append(extra, "--pprof", "--pprof.addr", fmt.Sprintf("127.0.0.1:%d", harness.PortPprof))
 	}
 	if memory {
-		k.Name = "preconf-memory"
+		k.Name = build + "-memory"
 	}
+	port := k.Port
 	k.Args = func(e *harness.Env, dir string) []string {
 		if memory {
 			dir = ""
 		}
 		return append([]string{"--datadir=" + dir, "--genesis", e.Genesis, "--automine", "--http.addr", "127.0.0.1",
-			"--http.port", strconv.Itoa(harness.PortPreconf), "--log.level", "warn"}, extra...)
+			"--http.port", strconv.Itoa(port), "--log.level", "warn"}, extra...)
 	}
 	return k
 }
