@@ -61,8 +61,13 @@ const snapshotLayers = 128
 // A crash before Flush(root) returns leaves a head whose state may not be
 // on disk; Open then rewinds it to the newest block with state, the one
 // flushed before (see forgetSnapshotOfStatelessHead), never further.
-func (c *Chain) Flush(root common.Hash) error {
-	if c.memory {
+func (c *Chain) Flush(root common.Hash) error { return c.FlushAll([]common.Hash{root}) }
+
+// FlushAll is Flush of the blocks with state roots roots, in their order,
+// with one sync of the store at the end (the sequencer flushes the blocks
+// mined back to back together: one sync where each Flush would sync).
+func (c *Chain) FlushAll(roots []common.Hash) error {
+	if c.memory || len(roots) == 0 {
 		// Nothing to make durable. Committing would copy the block's trie
 		// nodes from the trie database's dirty cache, in memory, into the
 		// store, in memory too, and into the clean cache: about 0.3 ms of
@@ -73,15 +78,18 @@ func (c *Chain) Flush(root common.Hash) error {
 		return nil
 	}
 	start := time.Now()
-	if err := c.bc.TrieDB().Commit(root, false); err != nil {
-		return fmt.Errorf("flush state %v: %w", root, err)
-	}
-	// Keep snapshotLayers diff layers; older ones merge into go-ethereum's
-	// accumulator, which goes to disk only past 4 MiB. So the snapshot's
-	// disk layer lags: Open keeps it out of the crash repair.
-	if snaps := c.bc.Snapshots(); snaps != nil {
-		if err := snaps.Cap(root, snapshotLayers); err != nil {
-			c.log.Debug("snapshot flatten", "root", root, "err", err)
+	for _, root := range roots {
+		if err := c.bc.TrieDB().Commit(root, false); err != nil {
+			return fmt.Errorf("flush state %v: %w", root, err)
+		}
+		// Keep snapshotLayers diff layers; older ones merge into
+		// go-ethereum's accumulator, which goes to disk only past 4 MiB.
+		// So the snapshot's disk layer lags: Open keeps it out of the
+		// crash repair.
+		if snaps := c.bc.Snapshots(); snaps != nil {
+			if err := snaps.Cap(root, snapshotLayers); err != nil {
+				c.log.Debug("snapshot flatten", "root", root, "err", err)
+			}
 		}
 	}
 	if syncer, ok := c.db.(ethdb.KeyValueSyncer); ok {
@@ -89,7 +97,7 @@ func (c *Chain) Flush(root common.Hash) error {
 			return fmt.Errorf("sync database: %w", err)
 		}
 	}
-	c.log.Debug("flushed sealed state", "root", root, "elapsed", time.Since(start))
+	c.log.Debug("flushed sealed state", "blocks", len(roots), "root", roots[len(roots)-1], "elapsed", time.Since(start))
 	return nil
 }
 

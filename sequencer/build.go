@@ -42,6 +42,13 @@ type openBlock struct {
 	// re-opened before it holds a transaction keeps them (reopen).
 	cheats [][]byte
 	logged []*record // this block's flashblock records (for WAL rotation)
+	// sealNext: the block is sealed right after its next flashblock (a
+	// mine), whose record is then the seal's durable point
+	// (recFinalFlashblock).
+	sealNext bool
+	// lazyLog: the next flashblock record is written without an fsync of
+	// its own (afterMine).
+	lazyLog bool
 	// withdrawals are credited when the block is finalised (only blocks
 	// built by testing_buildBlockV1 have any).
 	withdrawals types.Withdrawals

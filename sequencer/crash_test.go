@@ -163,6 +163,19 @@ func TestCrashRecoveryManual(t *testing.T) {
 	}, true, true)
 }
 
+// TestCrashRecoveryAutomine is TestCrashRecoveryManual under automine: an
+// eth_sendRawTransaction answers once its block is mined, with the one
+// fsync of the block's final flashblock record (recFinalFlashblock) as its
+// durable point, the next block opened and the disk work done after the
+// answer (afterMine). Every transaction whose send returned must be in the
+// chain, and every block seen sealed must keep its hash. No deposits are
+// injected: under automine each one mines a block of its own, too few to
+// judge on a loaded machine; TestCrashRecoveryManual's mines take the same
+// path (mineOne) with deposits.
+func TestCrashRecoveryAutomine(t *testing.T) {
+	crashRecovery(t, func(int) []string { return []string{"--automine", "--flashblock-interval", "100ms"} }, true, false)
+}
+
 // TestCrashRecoveryFork is TestCrashRecovery on a fork of another node's
 // chain (a second process, never killed): the forked chain's blocks, state
 // roots and recovery must hold as the local chain's do.

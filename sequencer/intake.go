@@ -15,7 +15,7 @@ import (
 
 // AdmitBuilt admits a transaction the node built and signed itself
 // (eth_sendTransaction): unlike Admit it takes an impersonated sender's
-// mark, which is the node's own there.
+// mark, which is the node's own there. Durable as Admit says.
 func (s *Sequencer) AdmitBuilt(tx *types.Transaction) (txpool.Result, error) { return s.admit(tx) }
 
 // PendingEnv is the header and state transactions are filled in and

@@ -12,8 +12,14 @@ import (
 )
 
 // Admit validates a signed transaction (eth_sendRawTransaction), adds it to
-// the pool and logs the admission durably. The impersonation mark is
-// refused: only the node marks transactions (admit).
+// the pool and logs the admission. The impersonation mark is refused: only
+// the node marks transactions (admit).
+//
+// The admission is durable when Admit returns, except under automine for a
+// transaction ready to execute: its record is then written without an
+// fsync, and the caller must call Automine before it answers, whose mine
+// makes it durable with the block that holds the transaction (one fsync
+// per write; Automine syncs the log in every case, a failed mine too).
 func (s *Sequencer) Admit(tx *types.Transaction) (txpool.Result, error) {
 	if impersonate.Is(tx) {
 		return txpool.Result{}, impersonate.ErrMarked
@@ -38,7 +44,16 @@ func (s *Sequencer) admit(tx *types.Transaction) (txpool.Result, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := s.wal.Append(&record{Kind: recAdmit, Entries: [][]byte{raw}}); err != nil {
+		rec := &record{Kind: recAdmit, Entries: [][]byte{raw}}
+		if !res.Queued && s.Mode().Automine {
+			var seq uint64
+			if seq, err = s.wal.Write(rec); err == nil { // synced by Automine
+				s.admitted.Store(max(s.admitted.Load(), seq))
+			}
+		} else {
+			err = s.wal.Append(rec)
+		}
+		if err != nil {
 			s.pool.Drop(tx.Hash())
 			return res, fmt.Errorf("journal transaction: %w", err)
 		}

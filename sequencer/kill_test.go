@@ -78,15 +78,15 @@ func TestKillAroundFlush(t *testing.T) {
 		t.Skip("kills a child process")
 	}
 	for _, p := range killPoints {
-		t.Run(p.name, func(t *testing.T) { killAndCheck(t, p.name) })
+		t.Run(p.name, func(t *testing.T) { killAndCheck(t, "TestKillAroundFlush", p.name) })
 	}
 }
 
-// killAndCheck runs a child that kills itself at point, restarts the node
-// on its datadir and checks what it acknowledged.
-func killAndCheck(t *testing.T, point string) {
+// killAndCheck runs test's child that kills itself at point, restarts the
+// node on its datadir and checks what it acknowledged.
+func killAndCheck(t *testing.T, test, point string) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillAroundFlush$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), killChildEnv+"="+dir, killPointEnv+"="+point)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError

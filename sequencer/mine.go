@@ -39,11 +39,11 @@ func (s *Sequencer) Mine(ctx context.Context, opts MineOptions) error {
 			ts = nil
 		}
 		var refused error
-		err := s.do(ctx, func() error {
+		err := s.send(ctx, command{mine: true, run: func() error {
 			var err error
 			refused, err = s.mineOne(ts, opts.Interval)
 			return err
-		})
+		}})
 		if err != nil {
 			return err
 		}
@@ -89,18 +89,18 @@ func (s *Sequencer) mineOne(ts *uint64, interval uint64) (refused, failed error)
 	if err := s.freshen(); err != nil {
 		return nil, err
 	}
-	opened := s.blk.index == 0
-	if err := s.flashblock(); err != nil {
-		return nil, err
-	}
-	if opened && s.op != nil {
-		// That was the OP-stack block's flashblock 0, its deposits alone:
-		// the pool's transactions follow in flashblock 1.
+	if s.blk.index == 0 && s.op != nil {
+		// The OP-stack block's flashblock 0 holds its deposits alone: the
+		// pool's transactions follow in flashblock 1.
 		if err := s.flashblock(); err != nil {
 			return nil, err
 		}
 	}
-	return nil, s.rollover()
+	s.blk.sealNext = true // its record is the seal's durable point
+	if err := s.flashblock(); err != nil {
+		return nil, err
+	}
+	return nil, s.sealMined()
 }
 
 // freshen re-opens the open block at the clock's time when it holds no

@@ -82,10 +82,17 @@ func (s *Sequencer) SetIntervalMining(ctx context.Context, secs uint64) error {
 // Automine seals a block after an admitted transaction when automine is
 // on: the transaction and whatever else is ready (as anvil's automine
 // mines every ready transaction). A queued one (a nonce gap) is not ready:
-// nothing is sealed for it.
+// nothing is sealed for it. The admission is durable when it returns
+// (Admit): the mine's final flashblock record synced it, or it syncs the
+// log itself (automine off since Admit, a failed mine).
 func (s *Sequencer) Automine(ctx context.Context, res txpool.Result) error {
-	if !s.Mode().Automine || res.Queued {
-		return nil
+	var err error
+	if s.Mode().Automine && !res.Queued {
+		err = s.Mine(ctx, MineOptions{Blocks: 1})
 	}
-	return s.Mine(ctx, MineOptions{Blocks: 1})
+	if s.wal != nil {
+		// No fsync when the mine's covered the admission.
+		err = errors.Join(err, s.wal.syncTo(s.admitted.Load()))
+	}
+	return err
 }

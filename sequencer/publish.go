@@ -13,7 +13,8 @@ import (
 // publish turns the open block's progress since tx index first into a
 // flashblock: the cumulative header, the state diff, the WAL record (synced
 // when log is true) and the snapshot. The record is durable before the
-// snapshot that shows it is published.
+// snapshot that shows it is published (durability invariant), but for the
+// empty flashblock after a mine (lazyLog: afterMine says why).
 //
 // The record holds only what was applied, so it is written and synced while
 // the state root and the snapshot are computed: the fsync's wait overlaps
@@ -27,8 +28,13 @@ func (s *Sequencer) publish(b *openBlock, first int, log bool) error {
 	}
 	rec := b.flashblockRecord()
 	b.logged = append(b.logged, rec)
+	defer func() { b.lazyLog = false }()
 	var synced chan walResult
-	if log && s.wal != nil {
+	if log && s.wal != nil && b.lazyLog {
+		if _, err := s.wal.Write(rec); err != nil {
+			return err
+		}
+	} else if log && s.wal != nil {
 		synced = make(chan walResult, 1)
 		go func() {
 			t := time.Now()
@@ -84,10 +90,14 @@ type walResult struct {
 }
 
 // flashblockRecord takes the WAL record of the block's next flashblock: its
-// environment and the entries applied since the previous one.
+// environment and the entries applied since the previous one; a final one
+// when the block is sealed right after it (sealNext).
 func (b *openBlock) flashblockRecord() *record {
 	rec := b.rec
 	rec.Index = b.index
+	if b.sealNext {
+		rec.Kind = recFinalFlashblock
+	}
 	rec.Entries, b.entries = b.entries, nil
 	return &rec
 }

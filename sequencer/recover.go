@@ -3,6 +3,7 @@ package sequencer
 import (
 	"fmt"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 )
 
@@ -13,8 +14,33 @@ import (
 // already in the chain and are skipped.
 func (s *Sequencer) recover(recs []record) error {
 	var admits, deposits [][]byte
+	// due is the block a final flashblock record said is sealed next; the
+	// seal record may follow (it checks the hash) or be missing (written,
+	// never synced).
+	var due *uint64
+	sealDue := func(want *common.Hash) error {
+		if due == nil {
+			return nil
+		}
+		n := *due
+		due = nil
+		if s.blk == nil || s.blk.Header.Number.Uint64() != n {
+			return nil
+		}
+		return s.sealReplayed(want)
+	}
 	for i := range recs {
 		rec := &recs[i]
+		if rec.Kind == recSeal && due != nil && *due == rec.Number {
+			want := rec.Hash
+			if err := sealDue(&want); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := sealDue(nil); err != nil {
+			return err
+		}
 		switch rec.Kind {
 		case recAdmit:
 			admits = append(admits, rec.Entries...)
@@ -48,24 +74,26 @@ func (s *Sequencer) recover(recs []record) error {
 				return err
 			}
 			s.set = &set
-		case recFlashblock:
+		case recFlashblock, recFinalFlashblock:
 			if err := s.replayFlashblock(rec); err != nil {
 				return err
+			}
+			if rec.Kind == recFinalFlashblock {
+				n := rec.Number
+				due = &n
 			}
 		case recSeal:
 			if s.blk == nil || s.blk.Header.Number.Uint64() != rec.Number {
 				continue
 			}
 			want := rec.Hash
-			root, err := s.seal(&want)
-			if err != nil {
+			if err := s.sealReplayed(&want); err != nil {
 				return err
 			}
-			if err := s.chain.Flush(root); err != nil {
-				return err
-			}
-			s.stats.Recovered.Add(1)
 		}
+	}
+	if err := sealDue(nil); err != nil {
+		return err
 	}
 	s.requeueDeposits(deposits)
 	// An exact time the last sealed block already has was used.
@@ -84,6 +112,20 @@ func (s *Sequencer) recover(recs []record) error {
 		// re-admitted) and the open block.
 		return s.wal.Rotate(s.walContent)
 	}
+	return nil
+}
+
+// sealReplayed seals the replayed open block (want: the hash its seal
+// record logged, nil when there is none) and flushes it.
+func (s *Sequencer) sealReplayed(want *common.Hash) error {
+	root, err := s.seal(want)
+	if err != nil {
+		return err
+	}
+	if err := s.chain.Flush(root); err != nil {
+		return err
+	}
+	s.stats.Recovered.Add(1)
 	return nil
 }
 

@@ -31,7 +31,7 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	}
 	sealRec := &record{Kind: recSeal, Number: n, Parent: block.ParentHash(), Hash: hash}
 	if want == nil && s.wal != nil {
-		if err := s.wal.Append(sealRec); err != nil {
+		if err := s.logSeal(b, sealRec); err != nil {
 			return common.Hash{}, err
 		}
 	}
@@ -52,6 +52,20 @@ func (s *Sequencer) seal(want *common.Hash) (common.Hash, error) {
 	s.stats.Blocks.Add(1)
 	s.log.Debug("sealed block", "number", n, "hash", hash, "txs", len(b.Txs), "gas", block.GasUsed(), "elapsed", d)
 	return root, nil
+}
+
+// logSeal logs the seal of b before the block goes into the chain. Durability
+// invariant: a block readers can see sealed is sealed again, with the same
+// hash, after a crash. Its seal record is synced first, unless b's last
+// flashblock record is a final one (recFinalFlashblock, synced before that
+// flashblock was published): recovery then seals the block after replaying
+// it, and the seal record is only written (the next fsync covers it).
+func (s *Sequencer) logSeal(b *openBlock, rec *record) error {
+	if n := len(b.logged); n > 0 && b.logged[n-1].Kind == recFinalFlashblock {
+		_, err := s.wal.Write(rec)
+		return err
+	}
+	return s.wal.Append(rec)
 }
 
 // finalise closes the open block (blockexec: the post-execution system

@@ -165,6 +165,12 @@ type Sequencer struct {
 	// rotation that follows it (rotateFlushed).
 	unflushed []common.Hash
 	unrotated bool
+	// mined: a mine sealed the open block; the next one is opened after
+	// its answer (afterMine).
+	mined bool
+	// admitted is the WAL sequence number of the last admission written
+	// without an fsync (Admit under automine), for automine to sync.
+	admitted atomic.Uint64
 	// fillBy, when set, is when a flashblock stops taking transactions
 	// from the pool (a timed tick's: the rest waits for the next one).
 	fillBy time.Time
@@ -315,10 +321,12 @@ func (s *Sequencer) Stop() error {
 }
 
 // command is work handed to the sequencer goroutine: run between two
-// flashblocks, its error sent on reply.
+// flashblocks, its error sent on reply. A mine's (Mine) leaves the disk
+// work of the blocks sealed before it for later (afterMine).
 type command struct {
 	run   func() error
 	reply chan error
+	mine  bool
 }
 
 // do runs f on the sequencer goroutine, between two flashblocks, and returns
@@ -327,7 +335,12 @@ type command struct {
 // sequencer as a failed flashblock or seal does: f checks what it is given
 // before it changes anything.
 func (s *Sequencer) do(ctx context.Context, f func() error) error {
-	c := command{run: f, reply: make(chan error, 1)}
+	return s.send(ctx, command{run: f})
+}
+
+// send hands c to the sequencer goroutine and waits for its reply.
+func (s *Sequencer) send(ctx context.Context, c command) error {
+	c.reply = make(chan error, 1)
 	select {
 	case s.cmds <- c:
 	case <-s.done:
@@ -384,11 +397,19 @@ func (s *Sequencer) loop() {
 			}
 			return
 		case c := <-s.cmds:
-			err := s.beforeCommand()
+			var err error
+			if c.mine {
+				err = s.beforeMine()
+			} else {
+				err = s.beforeCommand()
+			}
 			if err == nil {
 				err = c.run()
 			}
 			c.reply <- err
+			if err == nil && s.mined {
+				err = s.afterMine()
+			}
 			if err != nil {
 				s.fail(err)
 				return
@@ -421,6 +442,13 @@ func (s *Sequencer) beforeCommand() error {
 	if err := s.settleDisk(); err != nil {
 		return err
 	}
+	return s.beforeMine()
+}
+
+// beforeMine readies the open block for a mine: open, everything executed
+// on it published. The disk work of the blocks mined before waits
+// (afterMine).
+func (s *Sequencer) beforeMine() error {
 	if s.blk == nil {
 		if err := s.openNext(nil); err != nil {
 			return err
@@ -437,7 +465,10 @@ func (s *Sequencer) fail(err error) {
 
 func (s *Sequencer) tick() error {
 	if s.mode.manual {
-		return s.preconfirm()
+		if err := s.preconfirm(); err != nil {
+			return err
+		}
+		return s.settleDisk() // what mines left (afterMine)
 	}
 	if s.blk != nil && s.blk.index > s.finalIndex() {
 		return s.rollover() // a longer block than the schedule's (interval mining changed)
@@ -473,77 +504,6 @@ func (s *Sequencer) tick() error {
 		s.prefill()
 	}
 	return nil
-}
-
-// sealAhead seals the open block right after its last flashblock, its
-// content final: the boundary tick then only opens the next block and
-// publishes its first flashblock. The sealed block's state is flushed and
-// the WAL rotated after the publications that follow (flushSealed,
-// rotateFlushed); until then the WAL holds the block.
-func (s *Sequencer) sealAhead() error {
-	root, err := s.seal(nil)
-	if err != nil {
-		return err
-	}
-	s.unflushed = append(s.unflushed, root)
-	return nil
-}
-
-// rollover seals the open block and starts the next one with its first
-// flashblock, then does the seal's disk work: evm_mine's, and a block with
-// more flashblocks than the schedule's (after a change of interval mining).
-func (s *Sequencer) rollover() error {
-	if err := s.sealAhead(); err != nil {
-		return err
-	}
-	if err := s.openNext(nil); err != nil {
-		return err
-	}
-	if err := s.firstFlashblock(); err != nil {
-		return err
-	}
-	return s.settleDisk()
-}
-
-// settleDisk does all the disk work left by the blocks sealed so far, for
-// a command or Stop.
-func (s *Sequencer) settleDisk() error {
-	if err := s.flushSealed(); err != nil {
-		return err
-	}
-	return s.rotateFlushed()
-}
-
-// flushSealed flushes the state of the blocks sealed since it last ran: a
-// sealed block is durable through the WAL already (its flashblocks and
-// seal record), so flushing its state and syncing the database can wait
-// for the publication that follows it. The WAL is rotated after that
-// (rotateFlushed).
-func (s *Sequencer) flushSealed() error {
-	if len(s.unflushed) == 0 {
-		return nil
-	}
-	for _, root := range s.unflushed {
-		if err := s.chain.Flush(root); err != nil {
-			return err
-		}
-	}
-	root := s.unflushed[len(s.unflushed)-1]
-	s.unflushed = s.unflushed[:0]
-	s.sweepNonces(root)
-	s.unrotated = s.wal != nil
-	return nil
-}
-
-// rotateFlushed rotates the WAL after a flush: the records of the blocks
-// flushed since the last rotation go (walContent keeps the last sealed
-// block's as a margin).
-func (s *Sequencer) rotateFlushed() error {
-	if !s.unrotated {
-		return nil
-	}
-	s.unrotated = false
-	return s.wal.Rotate(s.walContent)
 }
 
 // nextIndex is the index of the flashblock the next tick publishes.

@@ -1,83 +1,60 @@
 package sequencer
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
-	"math/big"
 	"os"
 	"path/filepath"
 	"sync"
 
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/rlp"
+	"github.com/preconf/preconf/sequencer/walrecord"
 )
 
-// Record kinds.
+// Record kinds (the record format is walrecord's).
 const (
 	// recFlashblock: one flashblock: the block's environment and the
 	// entries applied to the open block since the previous flashblock, in
 	// order. Written and synced before the flashblock is published.
-	recFlashblock uint8 = 1
+	recFlashblock = walrecord.Flashblock
 	// recSeal: the block built from the preceding flashblocks is being
-	// sealed with hash Hash. Written before the block goes into the chain.
-	recSeal uint8 = 2
+	// sealed with hash Hash. Written before the block goes into the chain
+	// (synced first unless a final flashblock record precedes it).
+	recSeal = walrecord.Seal
 	// recAdmit: a transaction accepted into the pool (the one entry).
-	// Written and synced before eth_sendRawTransaction answers.
-	recAdmit uint8 = 3
+	// Written and synced before eth_sendRawTransaction answers (under
+	// automine, synced by the mine that follows: Admit).
+	recAdmit = walrecord.Admit
 	// recDeposit: a user deposit injected for the next block of an
 	// OP-stack chain (the one entry: the deposit transaction's encoding).
 	// Written and synced before the injection is acknowledged.
-	recDeposit uint8 = 4
+	recDeposit = walrecord.Deposit
 	// recSettings: the dev methods' settings (settings.go), the one entry
 	// RLP-encoded. Written and synced before a change takes effect, and
 	// again at every rotation; the last one counts.
-	recSettings uint8 = 5
+	recSettings = walrecord.Settings
 	// recSnapshot: an evm_snapshot (snapshot.go), the one entry RLP-encoded;
 	// every rotation logs the live ones again.
-	recSnapshot uint8 = 6
+	recSnapshot = walrecord.Snapshot
 	// recRewind: an evm_revert or anvil_reset (snapshot.go), written and
 	// synced before the chain is rewound; recovery redoes it.
-	recRewind uint8 = 7
+	recRewind = walrecord.Rewind
+	// recFinalFlashblock: a flashblock (as recFlashblock) after which the
+	// block is sealed at once (a mine: evm_mine, anvil_mine, automine).
+	// Synced before the flashblock is published, it is the seal's durable
+	// point too: recovery seals the block right after replaying it, so the
+	// seal record that follows is written without an fsync of its own and
+	// only checks the replayed block's hash.
+	recFinalFlashblock = walrecord.FinalFlashblock
 )
 
-// record is one WAL record (RLP-encoded inside a length and CRC frame).
-// Records written by earlier builds must stay readable (testdata/v1.wal): a
-// new field goes at the end, tagged rlp:"optional".
-type record struct {
-	Kind       uint8
-	Number     uint64
-	Parent     common.Hash
-	Index      uint64
-	Time       uint64
-	Coinbase   common.Address
-	GasLimit   uint64
-	Random     common.Hash
-	BeaconRoot common.Hash
-	Extra      []byte
-	// Hash is a seal's block hash; in a flashblock record, the block's
-	// payload id (its first 8 bytes: a block rebuilt before its first
-	// transaction gets a new one). Zero in flashblock records written by
-	// earlier builds, whose id is derived from the parent (firstPayload).
-	Hash common.Hash
-	// Entries are the changes of the open block, each a transaction's
-	// binary (EIP-2718) encoding. Another kind of entry must start with a
-	// byte no transaction encoding starts with: cheats (cheat.go) start
-	// with 0x80.
-	Entries [][]byte
-	// BaseFee, when set, is the block's base fee (a flashblock's with
-	// index 0 whose base fee a dev method chose); nil follows EIP-1559.
-	BaseFee *big.Int `rlp:"optional"`
-}
-
-// maxRecord bounds one record (a flashblock of a full 1 GiB-gas block would
-// not fit, but nothing near that is built).
-const maxRecord = 256 << 20
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// record is one WAL record. In a flashblock record, Hash is the block's
+// payload id (a block rebuilt before its first transaction gets a new
+// one; zero in records of earlier builds, whose id is derived from the
+// parent: firstPayload) and Entries are the changes of the open block,
+// each a transaction's binary (EIP-2718) encoding or a cheat (cheat.go,
+// starting with 0x80, which no transaction encoding starts with).
+type record = walrecord.Record
 
 // WAL is an append-only, checksummed log of flashblocks and pool admissions.
 // Appends are group-committed: concurrent appenders share one fsync.
@@ -87,9 +64,11 @@ type WAL struct {
 	mu      sync.Mutex // file, written
 	f       *os.File
 	written uint64 // records written (not necessarily synced)
+	size    int64  // bytes written
 
-	syncMu sync.Mutex // serialises fsyncs
-	synced uint64     // records known durable
+	syncMu     sync.Mutex // serialises fsyncs
+	synced     uint64     // records known durable
+	syncedSize int64      // bytes known durable (tests cut the log there)
 }
 
 // openWAL opens (creating) the log at path and returns its intact records.
@@ -119,83 +98,62 @@ func openWAL(path string) (*WAL, []record, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	return &WAL{path: path, f: f}, recs, nil
+	return &WAL{path: path, f: f, size: good, syncedSize: good}, recs, nil
 }
 
-// readRecords decodes frames from the start of f and returns the records and
-// the offset after the last intact one.
+// readRecords decodes the records from the start of f and returns them
+// with the offset after the last intact one.
 func readRecords(f *os.File) ([]record, int64, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, 0, err
 	}
-	r := bufio.NewReaderSize(f, 1<<20)
-	var (
-		out  []record
-		good int64
-		hdr  [8]byte
-	)
-	for {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			return out, good, nil // EOF or torn header
-		}
-		n := binary.BigEndian.Uint32(hdr[:4])
-		sum := binary.BigEndian.Uint32(hdr[4:])
-		if n > maxRecord {
-			return out, good, nil
-		}
-		payload := make([]byte, n)
-		if _, err := io.ReadFull(r, payload); err != nil {
-			return out, good, nil
-		}
-		if crc32.Checksum(payload, castagnoli) != sum {
-			return out, good, nil
-		}
-		var rec record
-		if err := rlp.DecodeBytes(payload, &rec); err != nil {
-			return out, good, nil
-		}
-		out = append(out, rec)
-		good += int64(8 + n)
-	}
+	recs, good := walrecord.Read(f)
+	return recs, good, nil
 }
 
-func frame(buf []byte, rec *record) ([]byte, error) {
-	payload, err := rlp.EncodeToBytes(rec)
-	if err != nil {
-		return nil, err
-	}
-	if len(payload) > maxRecord {
-		return nil, fmt.Errorf("wal record too large: %d bytes", len(payload))
-	}
-	var hdr [8]byte
-	binary.BigEndian.PutUint32(hdr[:4], uint32(len(payload)))
-	binary.BigEndian.PutUint32(hdr[4:], crc32.Checksum(payload, castagnoli))
-	buf = append(buf, hdr[:]...)
-	return append(buf, payload...), nil
-}
+func frame(buf []byte, rec *record) ([]byte, error) { return walrecord.Append(buf, rec) }
 
 // Append writes recs and returns once they are durable (fsync'd).
 func (w *WAL) Append(recs ...*record) error {
+	seq, err := w.Write(recs...)
+	if err != nil {
+		return err
+	}
+	return w.syncTo(seq)
+}
+
+// Write writes recs without waiting for them to be durable and returns
+// their sequence number: a later Append, Sync or SyncTo(seq) makes them
+// durable (one fsync covers every record written before it). Nothing that
+// depends on them may be acknowledged before that.
+func (w *WAL) Write(recs ...*record) (uint64, error) {
 	var buf []byte
 	for _, r := range recs {
 		var err error
 		if buf, err = frame(buf, r); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.f == nil {
-		w.mu.Unlock()
-		return errors.New("wal closed")
+		return 0, errors.New("wal closed")
 	}
 	if _, err := w.f.Write(buf); err != nil {
-		w.mu.Unlock()
-		return fmt.Errorf("wal write: %w", err)
+		return 0, fmt.Errorf("wal write: %w", err)
 	}
 	w.written++
-	mine := w.written
+	w.size += int64(len(buf))
+	return w.written, nil
+}
+
+// Sync makes every record written so far durable; it returns at once when
+// they are already.
+func (w *WAL) Sync() error {
+	w.mu.Lock()
+	seq := w.written
 	w.mu.Unlock()
-	return w.syncTo(mine)
+	return w.syncTo(seq)
 }
 
 // syncTo makes every record up to seq durable. Whoever holds syncMu syncs
@@ -208,7 +166,7 @@ func (w *WAL) syncTo(seq uint64) error {
 		return nil
 	}
 	w.mu.Lock()
-	f, target := w.f, w.written
+	f, target, size := w.f, w.written, w.size
 	w.mu.Unlock()
 	if f == nil {
 		return errors.New("wal closed")
@@ -216,7 +174,7 @@ func (w *WAL) syncTo(seq uint64) error {
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("wal sync: %w", err)
 	}
-	w.synced = target
+	w.synced, w.syncedSize = target, size
 	return nil
 }
 
@@ -259,6 +217,7 @@ func (w *WAL) Rotate(recs func() []*record) error {
 	w.f.Close()
 	w.f = f
 	w.synced = w.written
+	w.size, w.syncedSize = int64(len(buf)), int64(len(buf))
 	return nil
 }
 
