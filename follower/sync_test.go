@@ -3,6 +3,7 @@ package follower_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,13 +34,31 @@ func TestFollowerSendRawTransactionSync(t *testing.T) {
 	rp := httputil.NewSingleHostReverseProxy(target)
 	var mu sync.Mutex
 	methods := map[string]int{}
+	// swallow: the upstream answers a send with its hash and drops it, so
+	// the transaction is never pre-confirmed and the timeout is certain
+	// (forwarded, it could be pre-confirmed before the follower's 1 ms
+	// timer even starts, when the forward alone takes a flashblock
+	// interval on a loaded machine, and the answer is then its receipt).
+	var swallow atomic.Bool
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		var req struct{ Method string }
+		var req struct {
+			ID     json.RawMessage
+			Method string
+			Params []hexutil.Bytes
+		}
 		json.Unmarshal(body, &req)
 		mu.Lock()
 		methods[req.Method]++
 		mu.Unlock()
+		if swallow.Load() && req.Method == "eth_sendRawTransaction" && len(req.Params) == 1 {
+			tx := new(types.Transaction)
+			if err := tx.UnmarshalBinary(req.Params[0]); err == nil {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":"%s"}`, req.ID, tx.Hash().Hex())
+				return
+			}
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rp.ServeHTTP(w, r)
 	}))
@@ -80,6 +100,7 @@ func TestFollowerSendRawTransactionSync(t *testing.T) {
 		} `json:"error"`
 	}
 	raw := sign(3)
+	swallow.Store(true)
 	tx := new(types.Transaction)
 	tx.UnmarshalBinary(raw)
 	body := rawPost(t, fn.URL(), `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransactionSync","params":["`+raw.String()+`",1]}`)
