@@ -220,8 +220,9 @@ func (e *executor) preconfirmed() map[common.Hash]*openBlock {
 
 // noteAhead counts, after a sync, the blocks opened ahead of their parent's
 // seal (opened), and what became of them once the parent was sealed at or
-// below head: kept (the same execution goes on, nothing re-executed) or
-// dropped (the sealed parent differs, or the block was superseded).
+// below head: kept (the same execution goes on, nothing re-executed, or
+// the block is itself the sealed head) or dropped (the sealed parent
+// differs, or the block was superseded).
 func (f *Follower) noteAhead(before []chainBlock, head uint64) {
 	now := f.exec.chain
 	in := func(b *openBlock, list []chainBlock) int {
@@ -243,6 +244,11 @@ func (f *Follower) noteAhead(before []chainBlock, head uint64) {
 		}
 		i := in(c.blk, now)
 		switch {
+		case i < 0 && c.blk.last != nil && f.headers.cached(c.blk.last.Hash()) != nil:
+			// Sealed itself as pre-confirmed, in the same head move as its
+			// parent (an upstream that caught up by two blocks at once): it
+			// left the chain as the head, not dropped.
+			f.ahead.kept.Add(1)
 		case i < 0:
 			f.ahead.dropped.Add(1)
 		case c.blk.Parent.Number.Uint64() <= head:
