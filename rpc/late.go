@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"sync"
 )
 
@@ -110,15 +111,44 @@ func (g *lateGate) expire(s *Server, seq uint64, deliver func([]byte)) {
 	g.done, g.late = true, true
 	var out bytes.Buffer
 	if g.batch == nil {
-		s.dispatch(timedOutCtx, g.body, &out, nil)
+		s.timedOutAnswer(g.body, &out)
 	} else {
 		out.WriteByte('[')
 		// The answers so far, less the comma written before the call
 		// that runs (every answer ends in '}').
 		out.Write(bytes.TrimSuffix(g.buf.Bytes()[g.from:], []byte{','}))
-		s.batchInto(timedOutCtx, g.batch[g.next:], &out, 0, nil)
+		mark := out.Len()
+		if mark > 1 {
+			out.WriteByte(',')
+		}
+		if s.timedOutAnswer(g.batch[g.next], &out); out.Len() == mark+1 {
+			out.Truncate(mark) // a notification: no answer
+		}
+		s.batchInto(timedOutCtx, g.batch[g.next+1:], &out, 0, nil)
 	}
 	deliver(out.Bytes())
+}
+
+// timedOutAnswer writes -32002 for msg, the call running at the deadline
+// (a valid request: dispatch let go of mu to run it), or nothing for a
+// notification. It is not dispatched again: its handler, running on,
+// counts it in its method's metrics when it returns.
+func (s *Server) timedOutAnswer(msg []byte, buf *bytes.Buffer) {
+	msg = bytes.TrimSpace(msg)
+	var env envelope
+	if !fastDecode || len(msg) == 0 || msg[0] != '{' || !decodeFast(msg, &env.fastRequest) {
+		var req request
+		if json.Unmarshal(msg, &req) != nil {
+			return
+		}
+		env.id = req.ID
+	}
+	id, ok := validID(env.id)
+	if env.id == nil || !ok {
+		return
+	}
+	s.metrics.timeouts.Inc()
+	writeError(buf, id, ErrRequestTimeout)
 }
 
 // handleBy answers one message into buf, as handleInto does, unless its

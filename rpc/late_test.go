@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // sleepServer has test_sleep, a handler that ignores its context: it
@@ -198,4 +201,48 @@ func TestDeadlineBackgroundBounded(t *testing.T) {
 		}
 		<-returned
 	})
+}
+
+// The call running at the deadline is counted once in its method's metrics
+// (by its handler, when it returns), not also by the deadline's answer;
+// the calls after it, answered -32002 without running, once each; the
+// timeouts counter once per -32002 answer.
+func TestDeadlineCountsRunningCallOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		sleep, now float64 // test_sleep's and test_now's requests counted
+		timeouts   float64
+	}{
+		{"call", `{"jsonrpc":"2.0","id":1,"method":"test_sleep"}`, 1, 0, 1},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"test_now"},{"jsonrpc":"2.0","id":2,"method":"test_sleep"},` +
+			`{"jsonrpc":"2.0","id":3,"method":"test_now"}]`, 1, 2, 2},
+		{"batch, running notification", `[{"jsonrpc":"2.0","method":"test_sleep"},{"jsonrpc":"2.0","id":3,"method":"test_now"}]`, 1, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, release, returned := sleepServer(t, 50*time.Millisecond)
+			answered := make(chan string, 1)
+			done := make(chan bool, 1)
+			go func() {
+				var buf bytes.Buffer
+				done <- s.handleBy(context.Background(), []byte(tc.body), &buf, func(b []byte) { answered <- string(b) })
+			}()
+			got := <-answered
+			stillRunning(t, returned)
+			if !strings.Contains(got, `"code":-32002`) {
+				t.Fatalf("deadline's answer %s", got)
+			}
+			release()
+			if <-done {
+				t.Fatal("handleBy's answer stands after the deadline answered")
+			}
+			for method, want := range map[string]float64{"test_sleep": tc.sleep, "test_now": tc.now} {
+				if n := testutil.ToFloat64(s.metrics.requests.WithLabelValues(method)); n != want {
+					t.Errorf("%s counted %v times, want %v", method, n, want)
+				}
+			}
+			if n := testutil.ToFloat64(s.metrics.timeouts); n != tc.timeouts {
+				t.Errorf("timeouts %v, want %v", n, tc.timeouts)
+			}
+		})
+	}
 }
