@@ -125,10 +125,17 @@ func (e *executor) settle(c chainBlock, parent *types.Header, payload flashblock
 	e.show(nil)
 }
 
-// show publishes s unless it is what pending shows already.
+// show makes s what pending shows, unless it is already. s was published
+// before (a snapshot of the chain), so it is restored without being
+// announced again: the /flashblocks feed would replay it. Nothing (nil) is
+// published, so that subscribers see pending end.
 func (e *executor) show(s *pending.Snapshot) {
-	if e.src.Current() != s {
-		e.src.Publish(s)
+	switch {
+	case e.src.Current() == s:
+	case s == nil:
+		e.src.Publish(nil)
+	default:
+		e.src.Restore(s)
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 // retryable failure keeps the failed block's last snapshot (and the block
 // is executed again once the upstream is back); an invalid flashblock
 // falls back to the block before, or to nothing above latest when the
-// failed block is the one on the sealed head.
+// failed block is the one on the sealed head. A fallback is not announced
+// to subscribers again (they had it).
 func TestSettleAfterFailure(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -92,6 +93,13 @@ func TestSettleAfterFailure(t *testing.T) {
 			}
 			if len(published) > 1 {
 				t.Fatalf("%d publications after the failure, want at most one", len(published))
+			}
+			// A fallback to a snapshot published before is not announced
+			// again: the node's /flashblocks feed would replay it.
+			for _, s := range published {
+				if s != nil && (s == b1Last || s == before) {
+					t.Fatalf("%s announced again", describe(s))
+				}
 			}
 			if tc.invalid {
 				return

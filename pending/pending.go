@@ -101,6 +101,12 @@ func (s *Source) Publish(snap *Snapshot) {
 	s.mu.Unlock()
 }
 
+// Restore makes snap, published before, the current snapshot again
+// without announcing it: subscribers (the /flashblocks feed, eth_subscribe)
+// had it, and a second delivery would replay it. It is the fallback when a
+// later snapshot no longer stands (a follower dropping an invalid block).
+func (s *Source) Restore(snap *Snapshot) { s.cur.Store(snap) }
+
 // Subscribe returns a channel receiving every published snapshot (buffered;
 // when the subscriber falls behind, updates are dropped, never queued
 // without bound) and a function that ends the subscription.
