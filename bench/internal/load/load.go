@@ -35,6 +35,8 @@ type Config struct {
 	// under Think get nearly the same rate, and their tails compare without
 	// the faster one loading the shared CPUs more.
 	Think time.Duration
+	// Pacing is how the pauses are drawn (pace.go); "" is PaceFixed.
+	Pacing Pacing
 }
 
 // Result is what one run measured.
@@ -58,6 +60,11 @@ type Result struct {
 	// change the instrument. Zero when not measured.
 	SockP50 time.Duration `json:"sock_p50_ns,omitempty"`
 	SockP99 time.Duration `json:"sock_p99_ns,omitempty"`
+	// CrowdP50 and CrowdP90: of each request, how many others were sent
+	// within ±250 µs of it (pace.go's crowd), median and p90; paced runs
+	// only. 32 connections in step send in crowds of up to 31.
+	CrowdP50 float64 `json:"crowd_p50,omitempty"`
+	CrowdP90 float64 `json:"crowd_p90,omitempty"`
 	// ServerCPU is the node's CPU time per answered request (0: unknown).
 	ServerCPU time.Duration `json:"server_cpu_per_request_ns"`
 	// ClientCPU is the load generator's own CPU time (this process, every
@@ -108,6 +115,7 @@ func Run(cfg Config) (Result, error) {
 		start    = make(chan struct{})
 		lats     = make([][]time.Duration, cfg.Conns)
 		socks    = make([][]time.Duration, cfg.Conns) // answer in socket − send
+		sends    = make([][]int64, cfg.Conns)         // paced: send times, unix ns
 		answered = make([]int, cfg.Conns)             // answers read through a sockReader
 	)
 	budget := cfg.MaxRequests
@@ -123,6 +131,8 @@ func Run(cfg Config) (Result, error) {
 			defer wg.Done()
 			c := conns[w]
 			mine := make([]time.Duration, 0, perConn)
+			pace := newPacer(cfg.Think, cfg.Pacing, w)
+			var sent []int64
 			var sock []time.Duration
 			if c.sock != nil {
 				sock = make([]time.Duration, 0, perConn)
@@ -131,9 +141,15 @@ func Run(cfg Config) (Result, error) {
 			<-start
 			c.Conn.SetDeadline(end.Add(10 * time.Second))
 			for i := w; ; i++ {
+				if d := pace.next(); d > 0 {
+					time.Sleep(d)
+				}
 				now := time.Now()
 				if !now.Before(end) || issued.Add(1) > budget {
 					break
+				}
+				if cfg.Think > 0 {
+					sent = append(sent, now.UnixNano())
 				}
 				body, err := c.Do(reqs[i%len(reqs)])
 				lat := time.Since(now)
@@ -158,11 +174,8 @@ func Run(cfg Config) (Result, error) {
 					}
 					c.Conn.SetDeadline(end.Add(10 * time.Second))
 				}
-				if cfg.Think > 0 {
-					time.Sleep(cfg.Think)
-				}
 			}
-			lats[w], socks[w] = mine, sock
+			lats[w], socks[w], sends[w] = mine, sock, sent
 		}(w)
 	}
 	// The clock starts once every worker holds its buffers: up to 16 MiB
@@ -179,10 +192,12 @@ func Run(cfg Config) (Result, error) {
 	cpu1, cpuErr1 := SelfCPU()
 
 	var all, sock []time.Duration
+	var sent []int64
 	sampled := 0
 	for w, l := range lats {
 		all = append(all, l...)
 		sock = append(sock, socks[w]...)
+		sent = append(sent, sends[w]...)
 		sampled += answered[w]
 	}
 	slices.Sort(all)
@@ -199,6 +214,7 @@ func Run(cfg Config) (Result, error) {
 	if len(all) > 0 {
 		res.Max = all[len(all)-1]
 	}
+	res.CrowdP50, res.CrowdP90 = crowdQuantiles(sent)
 	if len(sock) > 0 && len(sock) >= sampled*99/100 { // a stamp on (nearly) every sampled answer
 		res.SockP50, res.SockP99 = Percentile(sock, 0.50), Percentile(sock, 0.99)
 	}

@@ -40,21 +40,39 @@ type Options struct {
 	// Think is the paced windows' pause after each answer (0: closed loop
 	// only). Whole milliseconds: wrk's delay() counts in them.
 	Think time.Duration `json:"think_ns"`
+	// Pacings are how the paced windows draw their pauses, each measured
+	// in its own window (load.PaceExp, load.PaceFixed), in both harnesses.
+	Pacings string `json:"pacings"`
 }
 
 // AddFlags registers the experiment's flags.
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Workloads, "tails-workloads", "eth_getBalance/pending,eth_getStorageAt/latest,eth_simulateV1/2 transfers/pending", "workloads measured by both harnesses (names of the comparison's, comma separated)")
 	fs.IntVar(&o.Threads, "tails-wrk-threads", 2, "wrk -t (event-loop threads)")
-	fs.DurationVar(&o.Think, "tails-think", 10*time.Millisecond, "pause after each answer in the paced windows, whole milliseconds (0: closed loop only)")
+	fs.DurationVar(&o.Think, "tails-think", 10*time.Millisecond, "mean pause after each answer in the paced windows, whole milliseconds (0: closed loop only)")
+	fs.StringVar(&o.Pacings, "tails-pacing", "exp,fixed", "paced windows, comma separated: exp (pauses drawn exponential, mean -tails-think, the first before the first request: clients out of step) or fixed (every pause -tails-think, all connections starting together)")
 }
 
-// thinks are the pauses measured: back to back, then paced.
-func (o Options) thinks() []time.Duration {
-	if o.Think > 0 {
-		return []time.Duration{0, o.Think}
+// pacing is one way of sending: back to back (Think 0) or paced.
+type pacing struct {
+	Think time.Duration
+	Pace  load.Pacing // "" back to back
+}
+
+// pacings are the windows measured: back to back, then each paced one.
+func (o Options) pacings() ([]pacing, error) {
+	out := []pacing{{}}
+	if o.Think <= 0 {
+		return out, nil
 	}
-	return []time.Duration{0}
+	for _, name := range strings.Split(o.Pacings, ",") {
+		p, err := load.ParsePacing(strings.TrimSpace(name))
+		if err != nil {
+			return nil, fmt.Errorf("-tails-pacing: %w", err)
+		}
+		out = append(out, pacing{o.Think, p})
+	}
+	return out, nil
 }
 
 // Sample is one window of one harness on one node.
@@ -62,8 +80,12 @@ type Sample struct {
 	Node, Workload, Harness string
 	Round                   int
 	Think                   time.Duration // 0: back to back
+	Pacing                  load.Pacing   // paced windows only
 	RPS                     float64
-	P50, P99, SockP99       time.Duration
+	// Crowd is the median of how many other requests each one was sent
+	// within ±250 µs of (the generator's windows, paced only).
+	Crowd             float64
+	P50, P99, SockP99 time.Duration
 }
 
 // Report is every window.
@@ -88,6 +110,10 @@ func Run(h harness.Options, o Options, wls []workload.Workload, log io.Writer) (
 	}
 	if o.Think < 0 || o.Think%time.Millisecond != 0 {
 		return nil, errors.New("-tails-think must be whole milliseconds (wrk's delay() counts in them)")
+	}
+	pacings, err := o.pacings()
+	if err != nil {
+		return nil, err
 	}
 	repo, err := harness.RepoRoot()
 	if err != nil {
@@ -114,14 +140,16 @@ func Run(h harness.Options, o Options, wls []workload.Workload, log io.Writer) (
 	for round := 0; round < h.Rounds; round++ {
 		running := map[string]*harness.Node{}
 		for _, n := range nodes {
-			if running[n], err = harness.StartNode(e, harness.Kinds[n], bins[n], round); err != nil {
+			node, err := harness.StartNode(e, harness.Kinds[n], bins[n], round)
+			if err != nil { // a failed start leaves no node to stop
 				for _, r := range running {
 					r.Stop()
 				}
-				return rep, err
+				return rep, fmt.Errorf("start %s: %w", n, err)
 			}
+			running[n] = node
 		}
-		err := measureRound(rep, h, o, wrk, work, running, harness.Rotate(nodes, round), wls, round, log)
+		err := measureRound(rep, h, o, pacings, wrk, work, running, harness.Rotate(nodes, round), wls, round, log)
 		for _, r := range running {
 			r.Stop()
 		}
@@ -132,10 +160,10 @@ func Run(h harness.Options, o Options, wls []workload.Workload, log io.Writer) (
 	return rep, nil
 }
 
-func measureRound(rep *Report, h harness.Options, o Options, wrk, work string, running map[string]*harness.Node, order []string, wls []workload.Workload, round int, log io.Writer) error {
+func measureRound(rep *Report, h harness.Options, o Options, pacings []pacing, wrk, work string, running map[string]*harness.Node, order []string, wls []workload.Workload, round int, log io.Writer) error {
 	for _, w := range wls {
-		for _, think := range o.thinks() {
-			if err := measureWorkload(rep, h, o, wrk, work, running, order, w, think, round, log); err != nil {
+		for _, p := range pacings {
+			if err := measureWorkload(rep, h, o, wrk, work, running, order, w, p, round, log); err != nil {
 				return err
 			}
 		}
@@ -145,8 +173,8 @@ func measureRound(rep *Report, h harness.Options, o Options, wrk, work string, r
 
 // measureWorkload measures one workload at one pacing on every node, with
 // both harnesses.
-func measureWorkload(rep *Report, h harness.Options, o Options, wrk, work string, running map[string]*harness.Node, order []string, w workload.Workload, think time.Duration, round int, log io.Writer) error {
-	script, err := luaScript(work, w.Bodies[0], think)
+func measureWorkload(rep *Report, h harness.Options, o Options, wrk, work string, running map[string]*harness.Node, order []string, w workload.Workload, p pacing, round int, log io.Writer) error {
+	script, err := luaScript(work, w.Bodies[0], p)
 	if err != nil {
 		return err
 	}
@@ -156,7 +184,7 @@ func measureWorkload(rep *Report, h harness.Options, o Options, wrk, work string
 			return fmt.Errorf("%s %s: %w", n, w.Name, err)
 		}
 		gen := func() error {
-			cfg := load.Config{Addr: node.Addr, Conns: h.Conns, Duration: h.Warmup, MaxRequests: h.MaxRequests, Bodies: w.Bodies, Check: load.CheckCalls(w.Calls), Think: think}
+			cfg := load.Config{Addr: node.Addr, Conns: h.Conns, Duration: h.Warmup, MaxRequests: h.MaxRequests, Bodies: w.Bodies, Check: load.CheckCalls(w.Calls), Think: p.Think, Pacing: p.Pace}
 			if h.Warmup > 0 {
 				if _, err := load.Run(cfg); err != nil {
 					return err
@@ -170,7 +198,7 @@ func measureWorkload(rep *Report, h harness.Options, o Options, wrk, work string
 			if res.Errors > 0 {
 				return fmt.Errorf("%s %s: %d failed requests: %s", n, w.Name, res.Errors, res.FirstError)
 			}
-			rep.Samples = append(rep.Samples, Sample{Node: n, Workload: w.Name, Harness: "bench", Round: round, Think: think, RPS: res.RPS, P50: res.P50, P99: res.P99, SockP99: res.SockP99})
+			rep.Samples = append(rep.Samples, Sample{Node: n, Workload: w.Name, Harness: "bench", Round: round, Think: p.Think, Pacing: p.Pace, RPS: res.RPS, P50: res.P50, P99: res.P99, SockP99: res.SockP99, Crowd: res.CrowdP50})
 			return nil
 		}
 		wr := func() error {
@@ -178,7 +206,7 @@ func measureWorkload(rep *Report, h harness.Options, o Options, wrk, work string
 			if err != nil {
 				return fmt.Errorf("%s %s: %w", n, w.Name, err)
 			}
-			s.Node, s.Workload, s.Round, s.Think = n, w.Name, round, think
+			s.Node, s.Workload, s.Round, s.Think, s.Pacing = n, w.Name, round, p.Think, p.Pace
 			rep.Samples = append(rep.Samples, s)
 			return nil
 		}
@@ -193,23 +221,41 @@ func measureWorkload(rep *Report, h harness.Options, o Options, wrk, work string
 		}
 		k := len(rep.Samples)
 		for _, s := range rep.Samples[k-2:] {
-			fmt.Fprintf(log, "  %-8s %-36s %-5s think %-4s %9.0f req/s  p50 %8s  p99 %8s\n", s.Node, s.Workload, s.Harness, s.Think, s.RPS, s.P50, s.P99)
+			fmt.Fprintf(log, "  %-8s %-36s %-5s think %-4s %-5s %9.0f req/s  p50 %8s  p99 %8s  in socket %8s\n", s.Node, s.Workload, s.Harness, s.Think, s.Pacing, s.RPS, s.P50, s.P99, s.SockP99)
 		}
 	}
 	return nil
 }
 
 // luaScript writes wrk's script: POST the body with a JSON content type,
-// and pause think after each answer when it is not zero.
-func luaScript(dir string, body []byte, think time.Duration) (string, error) {
+// and pause after each answer as p says: Think (fixed), or drawn as the
+// generator's load.PaceExp draws it, rounded to wrk's whole milliseconds,
+// each thread seeded apart. wrk sends every connection's first request at
+// the start whatever delay() says.
+func luaScript(dir string, body []byte, p pacing) (string, error) {
 	bodyPath := filepath.Join(dir, fmt.Sprintf("body-%d.json", time.Now().UnixNano()))
 	if err := os.WriteFile(bodyPath, body, 0o644); err != nil {
 		return "", err
 	}
 	script := bodyPath + ".lua"
 	lua := fmt.Sprintf("wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\nlocal f = io.open(%q, \"rb\")\nwrk.body = f:read(\"*a\")\nf:close()\n", bodyPath)
-	if think > 0 {
-		lua += fmt.Sprintf("function delay()\n  return %d\nend\n", think.Milliseconds())
+	switch ms := p.Think.Milliseconds(); {
+	case ms <= 0:
+	case p.Pace == load.PaceExp:
+		lua += fmt.Sprintf(`local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("seed", threads)
+end
+function init(args)
+  math.randomseed(seed)
+end
+function delay()
+  return math.floor(math.min(-math.log(1 - math.random()) * %d, %d) + 0.5)
+end
+`, ms, ms*load.MaxThinks)
+	default:
+		lua += fmt.Sprintf("function delay()\n  return %d\nend\n", ms)
 	}
 	return script, os.WriteFile(script, []byte(lua), 0o644)
 }
