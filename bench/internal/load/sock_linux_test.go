@@ -80,3 +80,24 @@ func loopbackPair(t *testing.T) (srv, cli net.Conn) {
 	t.Cleanup(func() { cli.Close(); srv.Close() })
 	return srv, cli
 }
+
+// A paced run stamps every connection; back to back, one in SockSample.
+func TestRunLoadSockSampling(t *testing.T) {
+	srv, _ := echoServer(t, "length", `{"jsonrpc":"2.0","id":1,"result":"0x1"}`)
+	for _, tc := range []struct {
+		think   time.Duration
+		allConn bool
+	}{
+		{0, false},
+		{time.Millisecond, true},
+	} {
+		res, err := Run(Config{Addr: strings.TrimPrefix(srv.URL, "http://"), Conns: 2 * SockSample, Duration: 10 * time.Second,
+			MaxRequests: 160, Bodies: [][]byte{[]byte(`{}`)}, Check: CheckCalls(1), Think: tc.think})
+		if err != nil || res.Errors != 0 {
+			t.Fatalf("think %v: %v, %+v", tc.think, err, res)
+		}
+		if all := res.SockN == int(res.Requests); all != tc.allConn || res.SockN == 0 {
+			t.Errorf("think %v: %d of %d answers stamped, want all %v", tc.think, res.SockN, res.Requests, tc.allConn)
+		}
+	}
+}
