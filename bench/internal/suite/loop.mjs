@@ -53,8 +53,20 @@ const client = createTestClient({ mode: 'anvil', chain, transport, account, poll
   .extend(publicActions).extend(walletActions);
 
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
-const out = { writes_ms: [], reads_ms: [], cycles_ms: [], requests: {} };
-const phase = (name) => { out.requests[name] = counts; counts = {}; };
+const out = { writes_ms: [], reads_ms: [], cycles_ms: [], requests: {}, client_cpu_ms: {}, client_thread_cpu_ms: {} };
+// The client's own CPU time (user + system) in each phase, of the whole
+// process (its JIT and GC threads too) and of its main thread alone: the
+// JavaScript that runs between a node's answers, the part of the loop's time
+// no node can remove. process.threadCpuUsage needs Node.js 23.9 or later.
+const cpuMs = (u) => (u.user + u.system) / 1e3;
+const threadCpu = () => (process.threadCpuUsage ? cpuMs(process.threadCpuUsage()) : NaN);
+let cpu = cpuMs(process.cpuUsage());
+let tcpu = threadCpu();
+const phase = (name) => {
+  out.requests[name] = counts; counts = {};
+  const c = cpuMs(process.cpuUsage()); out.client_cpu_ms[name] = c - cpu; cpu = c;
+  const tc = threadCpu(); out.client_thread_cpu_ms[name] = tc - tcpu; tcpu = tc;
+};
 counts = {};
 
 let t = process.hrtime.bigint();

@@ -48,18 +48,19 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "viem (tests/clients' pinned version, `pollingInterval` %s and no cache on every node, as Hardhat's viem integration sets for a development network) against preconf `--automine%s` (its datadir on disk, and `preconf-memory` with nothing on disk) and anvil (automine), fresh nodes from the bench genesis, %d rounds, the node order rotating: deploy a counter; %d `increment()` calls, each awaited to its receipt (`writeContract` + `waitForTransactionReceipt`); %d reads (`readContract`); %d `evm_snapshot` → `increment()` → receipt → `evm_revert` cycles. The end state (counter, nonce, block number, contract address) is checked to be the same on every node. Phase times: medians over rounds; each operation's p50 and p90 over every round's.\n\n",
 		r.Options.Poll, prefixed(r.Options.PreconfArgs), len(r.Runs["preconf"]), r.Options.Writes, r.Options.Reads, r.Options.Cycles)
 	fmt.Fprintf(&b, "Nodes — preconf: `%s`; anvil: `%s`\n\n", r.Version["preconf"], r.Version["anvil"])
-	b.WriteString("| node | loop (ms) | deploy | writes | write p50 / p90 | receipt checks per write | reads | read p50 / p90 | cycles | cycle p50 / p90 | node CPU (ms) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| node | loop (ms) | deploy | writes | write p50 / p90 | receipt checks per write | reads | read p50 / p90 | cycles | cycle p50 / p90 | node CPU (ms) | client CPU (ms): process / main thread | client floor ÷ anvil's loop |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	q := func(v []float64) string {
 		return fmt.Sprintf("%.2f / %.2f", report.Quantile(v, 0.5), report.Quantile(v, 0.9))
 	}
 	for _, n := range r.Nodes {
 		runs := r.Runs[n]
-		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %s | %.2f | %.0f | %s | %.0f | %s | %.0f |\n", n,
+		fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f | %s | %.2f | %.0f | %s | %.0f | %s | %.0f | %.0f / %.0f | %.2f |\n", n,
 			medianOf(runs, func(l Loop) float64 { return l.TotalMs }), medianOf(runs, func(l Loop) float64 { return l.DeployMs }),
 			medianOf(runs, func(l Loop) float64 { return l.WriteMs }), q(pooled(runs, Loop.writes)), medianOf(runs, Loop.checksPerWrite),
 			medianOf(runs, func(l Loop) float64 { return l.ReadMs }), q(pooled(runs, Loop.reads)),
 			medianOf(runs, func(l Loop) float64 { return l.CycleMs }), q(pooled(runs, Loop.cycles)),
-			medianOf(runs, func(l Loop) float64 { return l.CPUMs }))
+			medianOf(runs, func(l Loop) float64 { return l.CPUMs }), medianOf(runs, func(l Loop) float64 { return l.ClientCPUMs }),
+			medianOf(runs, func(l Loop) float64 { return l.ClientThreadCPUMs }), r.Floor[n])
 	}
 	b.WriteString("\nLoop time ÷ anvil's in the same round (median over rounds):")
 	for _, n := range r.Nodes {
@@ -68,7 +69,9 @@ func (r *Report) Markdown() string {
 		}
 	}
 	b.WriteString(" `preconf-memory` is `preconf --automine --datadir ''`: the chain in memory and no write-ahead log, nothing on disk.")
-	b.WriteString(" Receipt checks per write: `eth_getTransactionReceipt` requests per write, 1.00 when every receipt was there at viem's first check.\n")
+	b.WriteString(" Receipt checks per write: `eth_getTransactionReceipt` requests per write, 1.00 when every receipt was there at viem's first check.")
+	b.WriteString(" Client CPU: the Node.js process running viem, its CPU time (user + system) over the loop's phases, all its threads and its main thread alone (where the JavaScript runs between the node's answers).")
+	b.WriteString(" Client floor: that main thread's CPU ÷ anvil's loop time in the same round (median over rounds), the ratio the node would reach if it answered in no time.\n")
 	return b.String()
 }
 

@@ -68,11 +68,20 @@ type Loop struct {
 	// Requests are the JSON-RPC requests viem sent in each phase (deploy,
 	// writes, reads, cycles), by method.
 	Requests map[string]map[string]int `json:"requests"`
-	End      End                       `json:"end"`
+	// PhaseClientCPUMs is the client process's (Node.js running viem) own
+	// CPU time in each phase; PhaseClientThreadCPUMs its main thread's,
+	// where the JavaScript runs between the node's answers.
+	PhaseClientCPUMs       map[string]float64 `json:"client_cpu_ms"`
+	PhaseClientThreadCPUMs map[string]float64 `json:"client_thread_cpu_ms"`
+	End                    End                `json:"end"`
 	// TotalMs is the loop's wall time (deploy + phases); CPUMs the node's
-	// CPU time over it.
-	TotalMs float64 `json:"total_ms"`
-	CPUMs   float64 `json:"node_cpu_ms"`
+	// CPU time over it; ClientCPUMs and ClientThreadCPUMs the client's over
+	// the same phases. The main thread's is the loop's floor: no node's
+	// answers can make the loop shorter than that.
+	TotalMs           float64 `json:"total_ms"`
+	CPUMs             float64 `json:"node_cpu_ms"`
+	ClientCPUMs       float64 `json:"client_total_cpu_ms"`
+	ClientThreadCPUMs float64 `json:"client_thread_total_cpu_ms"`
 }
 
 // End is the loop's end state; it must be the same on every node.
@@ -92,6 +101,10 @@ type Report struct {
 	Runs    map[string][]Loop  `json:"runs"`
 	Version map[string]string  `json:"versions"`
 	Ratio   map[string]float64 `json:"time_ratio"` // node ÷ anvil, median of rounds' ratios
+	// Floor is, per node, the client's main-thread CPU over its loop ÷
+	// anvil's loop time in the same round (median of rounds): the loop
+	// time ratio that node would reach if it answered in no time.
+	Floor map[string]float64 `json:"client_floor_ratio"`
 }
 
 // Run runs the loop h.Rounds times on preconf and anvil (preconf first in
@@ -186,9 +199,9 @@ func Run(h harness.Options, o Options, log io.Writer) (*Report, error) {
 				return rep, fmt.Errorf("%s, round %d: %w", name, round+1, err)
 			}
 			rep.Runs[name] = append(rep.Runs[name], loop)
-			fmt.Fprintf(log, "  %-14s loop %6.0f ms (deploy %.0f, writes %.0f, reads %.0f, cycles %.0f; p50 write %.2f, read %.2f, cycle %.2f ms; receipt checks per write %.2f), node CPU %.0f ms, end %+v\n",
+			fmt.Fprintf(log, "  %-14s loop %6.0f ms (deploy %.0f, writes %.0f, reads %.0f, cycles %.0f; p50 write %.2f, read %.2f, cycle %.2f ms; receipt checks per write %.2f), node CPU %.0f ms, client CPU %.0f ms (main thread %.0f), end %+v\n",
 				name, loop.TotalMs, loop.DeployMs, loop.WriteMs, loop.ReadMs, loop.CycleMs, report.Median(loop.WritesMs), report.Median(loop.ReadsMs),
-				report.Median(loop.CyclesMs), loop.checksPerWrite(), loop.CPUMs, loop.End)
+				report.Median(loop.CyclesMs), loop.checksPerWrite(), loop.CPUMs, loop.ClientCPUMs, loop.ClientThreadCPUMs, loop.End)
 		}
 	}
 	return rep, rep.check()
@@ -235,6 +248,12 @@ func runLoop(node, script string, n *harness.Node, env []string) (Loop, error) {
 	}
 	l.TotalMs = l.DeployMs + l.WriteMs + l.ReadMs + l.CycleMs
 	l.CPUMs = float64(cpu1-cpu0) / float64(time.Millisecond)
+	for _, v := range l.PhaseClientCPUMs {
+		l.ClientCPUMs += v
+	}
+	for _, v := range l.PhaseClientThreadCPUMs {
+		l.ClientThreadCPUMs += v
+	}
 	return l, nil
 }
 
@@ -251,16 +270,18 @@ func (r *Report) check() error {
 			}
 		}
 	}
-	r.Ratio = map[string]float64{}
+	r.Ratio, r.Floor = map[string]float64{}, map[string]float64{}
 	for _, name := range r.Nodes {
-		if name == "anvil" {
-			continue
-		}
-		var ratios []float64
+		var ratios, floors []float64
 		for i := range min(len(r.Runs[name]), len(r.Runs["anvil"])) {
-			ratios = append(ratios, r.Runs[name][i].TotalMs/r.Runs["anvil"][i].TotalMs)
+			anvil := r.Runs["anvil"][i].TotalMs
+			ratios = append(ratios, r.Runs[name][i].TotalMs/anvil)
+			floors = append(floors, r.Runs[name][i].ClientThreadCPUMs/anvil)
 		}
-		r.Ratio[name] = report.Median(ratios)
+		if name != "anvil" {
+			r.Ratio[name] = report.Median(ratios)
+		}
+		r.Floor[name] = report.Median(floors)
 	}
 	return nil
 }
