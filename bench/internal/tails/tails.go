@@ -9,8 +9,12 @@
 // a machine whose CPUs the generator shares it then also slows the
 // generator down more: a closed loop's p99 compares two different loads.
 // So each workload is also measured paced (-tails-think): every connection
-// waits the same pause after each answer, in both harnesses (wrk's Lua
-// delay()), which offers both nodes about the same rate.
+// waits a pause after each answer, in both harnesses (wrk's Lua delay()),
+// which offers both nodes about the same rate. A constant pause keeps the
+// connections in step, in crowds whose size the harness and the node set
+// (docs/bench.md, "Tails by two harnesses"), so by default the pauses are
+// also drawn at random (-tails-pacing exp), which offers both nodes the
+// same pattern too.
 package tails
 
 import (
