@@ -3,13 +3,14 @@ package api
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rlp"
 
 	"github.com/preconf/preconf/ethjson"
 	"github.com/preconf/preconf/rpc"
@@ -58,7 +59,8 @@ func proofKeyLength(s string) int {
 }
 
 // getProof builds EIP-1186 account and storage proofs from the tries of
-// the state after the selected block (the store keeps every block's tries).
+// the state after the selected block (the store keeps every block's tries),
+// the values read from the proofs' own leaves (prove.go).
 // The pending block has no state root yet, so it has no proofs.
 func (a *API) getProof(ctx context.Context, p rpc.Params) (any, error) {
 	if err := p.Max(3); err != nil {
@@ -94,55 +96,47 @@ func (a *API) getProof(ctx context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	statedb, err := a.chain.StateAt(h)
+	nodes, err := a.chain.StateDatabase().TrieDB().NodeReader(h.Root)
 	if err != nil {
 		return nil, &rpc.ServerError{Msg: fmt.Sprintf("state not available for block %d: %v", h.Number.Uint64(), err)}
 	}
-	storageRoot := statedb.GetStorageRoot(addr)
-	res := &accountProof{
-		Address:      addr,
-		Balance:      (*hexutil.Big)(statedb.GetBalance(addr).ToBig()),
-		CodeHash:     statedb.GetCodeHash(addr),
-		Nonce:        hexutil.Uint64(statedb.GetNonce(addr)),
-		StorageHash:  storageRoot,
-		StorageProof: make([]storageProof, len(keys)),
-	}
-	if len(keys) > 0 {
-		var st state.Trie
-		if storageRoot != types.EmptyRootHash && storageRoot != (common.Hash{}) {
-			if st, err = statedb.Database().OpenStorageTrie(h.Root, addr, storageRoot, nil); err != nil {
-				return nil, &rpc.ServerError{Msg: fmt.Sprintf("open storage trie: %v", err)}
-			}
-		}
-		for i, key := range keys {
-			if err := ctx.Err(); err != nil {
-				return nil, &rpc.ServerError{Msg: err.Error()}
-			}
-			out := hexutil.Encode(key[:])
-			if proofKeyLength(rawKeys[i]) != common.HashLength {
-				out = hexutil.EncodeBig(key.Big())
-			}
-			if st == nil {
-				res.StorageProof[i] = storageProof{Key: out, Value: new(hexutil.Big), Proof: proofNodes{}}
-				continue
-			}
-			var nodes proofNodes
-			if err := st.Prove(crypto.Keccak256(key[:]), &nodes); err != nil {
-				return nil, &rpc.ServerError{Msg: fmt.Sprintf("storage proof: %v", err)}
-			}
-			value := statedb.GetState(addr, key)
-			res.StorageProof[i] = storageProof{Key: out, Value: (*hexutil.Big)(value.Big()), Proof: nodes}
-		}
-	}
-	tr, err := statedb.Database().OpenTrie(h.Root)
+	pr := newProver(nodes)
+	// An absent account has zero hashes, as go-ethereum answers.
+	res := &accountProof{Address: addr, AccountProof: proofNodes{}, Balance: new(hexutil.Big), StorageProof: make([]storageProof, len(keys))}
+	enc, err := pr.prove(h.Root, crypto.Keccak256(addr[:]), &res.AccountProof)
 	if err != nil {
-		return nil, &rpc.ServerError{Msg: fmt.Sprintf("open account trie: %v", err)}
-	}
-	if err := tr.Prove(crypto.Keccak256(addr[:]), &res.AccountProof); err != nil {
 		return nil, &rpc.ServerError{Msg: fmt.Sprintf("account proof: %v", err)}
 	}
-	if err := statedb.Error(); err != nil {
-		return nil, &rpc.ServerError{Msg: err.Error()}
+	if enc != nil {
+		var acct types.StateAccount
+		if err := rlp.DecodeBytes(enc, &acct); err != nil {
+			return nil, &rpc.ServerError{Msg: fmt.Sprintf("account %s: %v", addr, err)}
+		}
+		res.Balance, res.Nonce = (*hexutil.Big)(acct.Balance.ToBig()), hexutil.Uint64(acct.Nonce)
+		res.CodeHash, res.StorageHash = common.BytesToHash(acct.CodeHash), acct.Root
+	}
+	pr.owner = crypto.Keccak256Hash(addr[:])
+	for i, key := range keys {
+		if err := ctx.Err(); err != nil {
+			return nil, &rpc.ServerError{Msg: err.Error()}
+		}
+		out := hexutil.Encode(key[:])
+		if proofKeyLength(rawKeys[i]) != common.HashLength {
+			out = hexutil.EncodeBig(key.Big())
+		}
+		sp := storageProof{Key: out, Value: new(hexutil.Big), Proof: proofNodes{}}
+		enc, err := pr.prove(res.StorageHash, crypto.Keccak256(key[:]), &sp.Proof)
+		if err != nil {
+			return nil, &rpc.ServerError{Msg: fmt.Sprintf("storage proof: %v", err)}
+		}
+		if enc != nil {
+			_, content, _, err := rlp.Split(enc)
+			if err != nil || len(content) > common.HashLength {
+				return nil, &rpc.ServerError{Msg: fmt.Sprintf("storage value of %s at %s: malformed", addr, key)}
+			}
+			sp.Value = (*hexutil.Big)(new(big.Int).SetBytes(content))
+		}
+		res.StorageProof[i] = sp
 	}
 	return res, nil
 }
