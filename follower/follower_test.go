@@ -166,9 +166,15 @@ func check(t *testing.T, name string, src *pending.Source, seq *recorder) *check
 
 func startFollower(t *testing.T, n *node.Node, upstream, feedURL string) (*follower.Follower, *pending.Source) {
 	t.Helper()
+	return startFollowerWith(t, n, upstream, feedURL, remote.ProofsAuto)
+}
+
+// startFollowerWith is startFollower with a proof mode.
+func startFollowerWith(t *testing.T, n *node.Node, upstream, feedURL string, proofs remote.Proofs) (*follower.Follower, *pending.Source) {
+	t.Helper()
 	src := new(pending.Source)
 	f, err := follower.New(follower.Config{
-		Upstream: upstream, Feed: feedURL, Chain: n.Chain.Config(),
+		Upstream: upstream, Feed: feedURL, Chain: n.Chain.Config(), Proofs: proofs,
 		PollInterval: 20 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
 		PingInterval: time.Second, UpstreamTimeout: 2 * time.Second,
 	}, src)
@@ -238,8 +244,9 @@ func noErrors(t *testing.T, cs ...*checker) {
 }
 
 // TestFollowersMatchSequencer runs a sequencing dev node, two followers (one
-// behind a fault-injecting feed proxy and a killable upstream proxy, one
-// direct with brotli frames), streams transactions, and checks after every
+// behind a fault-injecting feed proxy and a killable upstream proxy, reading
+// with proofs; one direct with brotli frames, reading without: --proofs
+// off), streams transactions, and checks after every
 // flashblock each follower publishes that its pending state equals the
 // sequencer's; then it drops, duplicates and reorders feed messages, kills
 // and restarts the feed, and kills the upstream, checking the errors and the
@@ -250,7 +257,7 @@ func TestFollowersMatchSequencer(t *testing.T) {
 	proxy := newFaultProxy(t, feedURL)
 	up := newSwitchProxy(t, n.URL())
 	f1, src1 := startFollower(t, n, up.srv.URL, proxy.url())
-	f2, src2 := startFollower(t, n, n.URL(), feedURL+"?compress=brotli")
+	f2, src2 := startFollowerWith(t, n, n.URL(), feedURL+"?compress=brotli", remote.ProofsOff)
 	c1 := check(t, "follower1", src1, seq)
 	c2 := check(t, "follower2", src2, seq)
 
@@ -272,6 +279,9 @@ func TestFollowersMatchSequencer(t *testing.T) {
 		return c1.withTxs.Load() >= 20 && c2.withTxs.Load() >= 20
 	})
 	noErrors(t, c1, c2)
+	if v1, v2 := f1.Status().Counters["proofs_verified"], f2.Status().Counters["proofs_verified"]; v1 == 0 || v2 != 0 {
+		t.Fatalf("proofs verified: %d with proofs, %d without", v1, v2)
+	}
 
 	// 2. dropped, duplicated and reordered messages
 	proxy.setFault(func(i int) string {
