@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +62,13 @@ type Options struct {
 	RTT      time.Duration `json:"rtt_ns"`
 	Senders  int           `json:"senders"`
 	SendConn int           `json:"send_conns"`
+	// Proofs is the follower's --proofs: auto (eth_getProof, each value
+	// checked against the state root) or off (plain reads of a trusted
+	// upstream).
+	Proofs string `json:"proofs"`
+	// FollowerLog is the follower's --log.level; at info its log (a line
+	// per flashblock slower than 50 ms, with its phases) is kept in -out.
+	FollowerLog string `json:"follower_log"`
 }
 
 // AddFlags registers the experiment's flags.
@@ -70,6 +79,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RTT, "followdefi-rtt", time.Millisecond, "round-trip time between the follower and the sequencer (its upstream and feed)")
 	fs.IntVar(&o.Senders, "followdefi-senders", 256, "funded senders (a multiple of -followdefi-conns)")
 	fs.IntVar(&o.SendConn, "followdefi-conns", 32, "connections sending the transactions")
+	fs.StringVar(&o.FollowerLog, "followdefi-follower-log", "warn", "the follower's --log.level; below warn its log (info: each flashblock slower than 50 ms with its phase times) is kept in -out as follow-defi-follower.log")
+	fs.StringVar(&o.Proofs, "followdefi-proofs", "auto", "the follower's --proofs: auto (eth_getProof, checked against the state root) or off (plain reads of a trusted upstream); run once with each to compare")
 }
 
 func (o *Options) finish() error {
@@ -80,6 +91,9 @@ func (o *Options) finish() error {
 			return fmt.Errorf("-followdefi-rates: %q is not a positive rate", f)
 		}
 		o.Rates = append(o.Rates, r)
+	}
+	if o.Proofs != "auto" && o.Proofs != "off" {
+		return fmt.Errorf("-followdefi-proofs: %q is not auto or off", o.Proofs)
 	}
 	if len(o.Rates) == 0 || o.Step <= 0 || o.Warmup < 0 || o.RTT < 0 || o.Senders <= 0 || o.SendConn <= 0 || o.Senders%o.SendConn != 0 {
 		return errors.New("-followdefi-rates, -followdefi-step, -followdefi-senders and -followdefi-conns must be positive, the senders a multiple of the connections")
@@ -127,13 +141,16 @@ func Run(h harness.Options, o Options, log io.Writer) (*Report, error) {
 	defer proxy.Close()
 	kind := harness.Kind{Name: "preconf-follow", Port: portFollower, Args: func(e *harness.Env, dir string) []string {
 		return []string{"follow", "--upstream", "http://" + proxy.Addr, "--flashblocks", "ws://" + proxy.Addr + "/flashblocks",
-			"--genesis", e.Genesis, "--datadir", dir, "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(portFollower), "--log.level", "warn"}
+			"--genesis", e.Genesis, "--datadir", dir, "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(portFollower), "--log.level", o.FollowerLog, "--proofs", o.Proofs}
 	}}
 	fol, err := harness.StartNode(e, kind, bin, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer fol.Stop()
+	if o.FollowerLog != "warn" && h.Out != "" {
+		defer keepLog(filepath.Join(e.Work, kind.Name+"-0.log"), filepath.Join(h.Out, "follow-defi-follower.log"), log)
+	}
 	rep := &Report{Started: time.Now().UTC(), Host: harness.HostInfo(), Options: o, Version: seq.Version(),
 		SlotsPerTx: slotsPerTx, FreshPerTx: contracts * freshSlots, ChainsMgas: chainsHighestMgas}
 	r := &runner{o: o, s: s, seq: seq, fol: fol}
@@ -173,6 +190,22 @@ func Run(h harness.Options, o Options, log io.Writer) (*Report, error) {
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// keepLog copies the follower's log out of the run's scratch directory.
+func keepLog(from, to string, log io.Writer) {
+	b, err := os.ReadFile(from)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(to), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(to, b, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(log, "follow-defi: keeping the follower's log: %v\n", err)
+		return
+	}
+	fmt.Fprintf(log, "follow-defi: the follower's log: %s\n", to)
 }
 
 // genesis is the shared bench genesis plus the DeFi contracts and the

@@ -21,6 +21,8 @@ func TestOptions(t *testing.T) {
 		{"-followdefi-rates 0", nil, false},
 		{"-followdefi-senders 100 -followdefi-conns 32", nil, false},
 		{"-followdefi-step 0s", nil, false},
+		{"-followdefi-proofs off", []float64{2, 5, 10, 25, 50, 100}, true},
+		{"-followdefi-proofs none", nil, false},
 	} {
 		var o Options
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)

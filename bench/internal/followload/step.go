@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/preconf/preconf/bench/internal/harness"
@@ -53,6 +54,11 @@ type Step struct {
 	RoundTripP99  time.Duration `json:"upstream_round_trip_p99_le_ns"`
 	// FollowerCores is the follower's CPU over the step, in cores.
 	FollowerCores float64 `json:"follower_cores"`
+	// SequencerCores is the sequencer's (the follower's upstream's) CPU
+	// over the step, in cores; BenchCores this process's (the load
+	// generator, the delay proxy, the feed watchers), on the same cores.
+	SequencerCores float64 `json:"sequencer_cores"`
+	BenchCores     float64 `json:"bench_cores"`
 	// Sustained: the sequencer included ≥ 99 % of what was sent, the
 	// follower published every flashblock and its received → visible p99
 	// is ≤ 50 ms.
@@ -129,6 +135,8 @@ func (r *runner) step(rate float64, gasPerTx uint64) (Step, error) {
 		return st, err
 	}
 	cpu0, _ := r.fol.CPUTime()
+	seq0, _ := r.seq.CPUTime()
+	self0 := selfCPU()
 	start := time.Now().Add(50 * time.Millisecond)
 	if st.SendLag, err = r.send(reqs, st.TxRate, start); err != nil {
 		return st, err
@@ -136,6 +144,8 @@ func (r *runner) step(rate float64, gasPerTx uint64) (Step, error) {
 	end := start.Add(r.o.Step)
 	time.Sleep(time.Until(end.Add(time.Second))) // the last flashblocks reach the follower
 	cpu1, _ := r.fol.CPUTime()
+	seq1, _ := r.seq.CPUTime()
+	self1 := selfCPU()
 	h1, err := harness.ScrapeHistograms(r.fol.Addr, visible)
 	if err != nil {
 		return st, err
@@ -146,7 +156,9 @@ func (r *runner) step(rate float64, gasPerTx uint64) (Step, error) {
 	}
 	st.Visible, st.VisibleMean, st.VisibleP99 = h1[0].Since(h0[0], 0.99)
 	_, st.RoundTripMean, st.RoundTripP99 = h1[1].Since(h0[1], 0.99)
-	st.FollowerCores = float64(cpu1-cpu0) / float64(time.Since(start))
+	wall := float64(time.Since(start))
+	st.FollowerCores = float64(cpu1-cpu0) / wall
+	st.SequencerCores, st.BenchCores = float64(seq1-seq0)/wall, float64(self1-self0)/wall
 
 	seqMsgs, folMsgs := r.seqFeed.Snapshot(), r.folFeed.Snapshot()
 	var lats []time.Duration
@@ -185,8 +197,17 @@ func (r *runner) step(rate float64, gasPerTx uint64) (Step, error) {
 }
 
 func (st Step) summary() string {
-	return fmt.Sprintf("%.0f Mgas/s offered (%.0f tx/s, %d sent, send lag ≤ %s): included %d (%.1f Mgas/s); %d flashblocks, %d missing on the follower; feed → feed p50 %s p99 %s max %s; received → visible mean %s p99 %s; upstream per flashblock %.1f requests, %.1f calls, %.1f state fetches, %.1f cache hits, %.1f state round trips, round trip mean %s p99 %s; follower %.2f cores; sustained %s",
+	return fmt.Sprintf("%.0f Mgas/s offered (%.0f tx/s, %d sent, send lag ≤ %s): included %d (%.1f Mgas/s); %d flashblocks, %d missing on the follower; feed → feed p50 %s p99 %s max %s; received → visible mean %s p99 %s; upstream per flashblock %.1f requests, %.1f calls, %.1f state fetches, %.1f cache hits, %.1f state round trips, round trip mean %s p99 %s; cores: follower %.2f, sequencer %.2f, bench %.2f; sustained %s",
 		st.Mgas, st.TxRate, st.Sent, report.FmtDur(st.SendLag), st.Included, st.IncludedMgas, st.Flashblocks, st.Missing,
 		report.FmtDur(st.FeedP50), report.FmtDur(st.FeedP99), report.FmtDur(st.FeedMax), report.FmtDur(st.VisibleMean), bound(st.VisibleP99),
-		st.RequestsPerFB, st.CallsPerFB, st.FetchesPerFB, st.CacheHitsPerFB, st.RoundsPerFB, report.FmtDur(st.RoundTripMean), bound(st.RoundTripP99), st.FollowerCores, report.YesNo(st.Sustained))
+		st.RequestsPerFB, st.CallsPerFB, st.FetchesPerFB, st.CacheHitsPerFB, st.RoundsPerFB, report.FmtDur(st.RoundTripMean), bound(st.RoundTripP99), st.FollowerCores, st.SequencerCores, st.BenchCores, report.YesNo(st.Sustained))
+}
+
+// selfCPU is this process's CPU time so far (user and system).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
