@@ -58,6 +58,9 @@ type executor struct {
 	// decoding with sender recovery (started on arrival, prepare.go),
 	// upstream prefetch, execution, snapshot assembly.
 	lastDecode, lastFetch, lastExec, lastSnap atomic.Int64
+	// lastFetchWait is the part of lastFetch spent waiting for discovery's
+	// fetches (the rest executed its speculative passes).
+	lastFetchWait atomic.Int64
 	// lastStart is when the last flashblock's application began (Unix ns):
 	// the time before it since the frame arrived went to waiting (for the
 	// parent head, for earlier flashblocks) and to opening the block.

@@ -440,6 +440,7 @@ func (f *Follower) onPublish(fbs []*flashblock.Message) func(*pending.Snapshot) 
 			e := f.exec
 			f.log.Info("slow flashblock", "number", s.Header.Number, "index", s.Index, "txs", s.NewTxs, "visible_after", d,
 				"waited", time.Duration(e.lastStart.Load()-fb.Received.UnixNano()), "decode", time.Duration(e.lastDecode.Load()), "prefetch", time.Duration(e.lastFetch.Load()),
+				"prefetch_wait", time.Duration(e.lastFetchWait.Load()),
 				"exec", time.Duration(e.lastExec.Load()), "snapshot", time.Duration(e.lastSnap.Load()))
 		}
 		if f.cfg.Observe != nil {

@@ -4,6 +4,7 @@ import (
 	"math/big"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/state"
@@ -50,6 +51,7 @@ const (
 // which reads again.
 func (e *executor) discover(b *openBlock, txs types.Transactions) int {
 	if e.passes == 0 || len(txs) == 0 {
+		e.lastFetchWait.Store(0)
 		return 0
 	}
 	n := min(discoverChunks, runtime.GOMAXPROCS(0), (len(txs)+discoverChunk-1)/discoverChunk)
@@ -59,6 +61,8 @@ func (e *executor) discover(b *openBlock, txs types.Transactions) int {
 		chunks = append(chunks, txs[i*len(txs)/n:(i+1)*len(txs)/n])
 	}
 	rounds := 0
+	var fetching time.Duration
+	defer func() { e.lastFetchWait.Store(int64(fetching)) }()
 	for pass := 0; pass < e.passes && len(chunks) > 0; pass++ {
 		recs := make([]*remote.Recorder, len(chunks))
 		var wg sync.WaitGroup
@@ -75,7 +79,10 @@ func (e *executor) discover(b *openBlock, txs types.Transactions) int {
 			}()
 		}
 		wg.Wait()
-		if missed, _ := b.base.FetchMisses(recs); !missed {
+		t := time.Now()
+		missed, _ := b.base.FetchMisses(recs)
+		fetching += time.Since(t)
+		if !missed {
 			break
 		}
 		rounds++
