@@ -4,10 +4,12 @@
 package api
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/preconf/preconf/chain"
 	"github.com/preconf/preconf/ethjson"
+	"github.com/preconf/preconf/internal/option"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/simulate"
@@ -32,22 +34,23 @@ type API struct {
 	poolNonces  PoolNonces                // pool nonces at "pending" (api/nonce.go)
 }
 
-// Config configures the method handlers. Its zero value is the defaults.
+// Config configures the method handlers. Zero values are the defaults;
+// Validate checks it.
 type Config struct {
 	// Pending is the pre-confirmed state read at "pending" (nil: none,
 	// "pending" reads "latest").
 	Pending *pending.Source
 	// Simulate limits eth_call, eth_estimateGas, eth_createAccessList and
-	// eth_simulateV1 and sets their state-root mode (nil:
-	// simulate.DefaultOptions()).
+	// eth_simulateV1 and sets their state-root mode (nil, like the zero
+	// Options: simulate's defaults).
 	Simulate *simulate.Options
 	// CallDefault is eth_call's block when a request omits it: ethjson.Latest
 	// (also the zero value) or "pending" (ParseCallDefault, the
 	// --rpc.call-default flag). eth_estimateGas and eth_createAccessList
 	// always default to pending (defaults.go).
 	CallDefault ethjson.BlockRef
-	// LogLimits cap one eth_getLogs query (nil: DefaultLogMaxRange and
-	// DefaultLogMaxResults).
+	// LogLimits cap one eth_getLogs query (nil, like zero fields:
+	// DefaultLogMaxRange and DefaultLogMaxResults).
 	LogLimits *LogLimits
 	// PoolNonces, when set, makes eth_getTransactionCount at "pending"
 	// answer the pool nonce, as go-ethereum does, so that transactions sent
@@ -56,22 +59,49 @@ type Config struct {
 	PoolNonces PoolNonces
 }
 
-// New returns the API over the sealed chain b.
-func New(b Backend, cfg Config) *API {
+// Validate checks the configuration; errors are option.FieldErrors naming
+// "call-default", "getlogs-max-results" or, for Simulate's,
+// "simulate."+its option.
+func (c *Config) Validate() error {
+	if d := c.CallDefault; d != (ethjson.BlockRef{}) && d != ethjson.Latest && d != pendingRef {
+		return option.Errorf("call-default", "must be latest or pending")
+	}
+	if c.LogLimits != nil && c.LogLimits.MaxResults < 0 {
+		return option.Errorf("getlogs-max-results", "must not be negative")
+	}
+	if c.Simulate != nil {
+		var fe *option.FieldError
+		if err := c.Simulate.Validate(); errors.As(err, &fe) {
+			return &option.FieldError{Field: "simulate." + fe.Field, Msg: fe.Msg}
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// New returns the API over the sealed chain b, or Validate's error.
+func New(b Backend, cfg Config) (*API, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	a := &API{chain: b, pending: cfg.Pending, op: b.Config().Optimism != nil, poolNonces: cfg.PoolNonces,
-		callDefault: ethjson.Latest, logLimits: LogLimits{MaxRange: DefaultLogMaxRange, MaxResults: DefaultLogMaxResults}}
+		callDefault: ethjson.Latest}
 	if cfg.CallDefault != (ethjson.BlockRef{}) {
 		a.callDefault = cfg.CallDefault
 	}
 	if cfg.LogLimits != nil {
 		a.logLimits = *cfg.LogLimits
 	}
-	opts := simulate.DefaultOptions()
+	a.logLimits = a.logLimits.withDefaults()
+	var opts simulate.Options
 	if cfg.Simulate != nil {
 		opts = *cfg.Simulate
 	}
-	a.setSimulateOptions(opts)
-	return a
+	if err := a.setSimulateOptions(opts); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // Local is the sealed-chain backend of a local chain.

@@ -42,7 +42,7 @@ func benchAPI(b testing.TB) (*API, *pending.Source, *chain.Chain) {
 	}
 	b.Cleanup(func() { c.Close() })
 	src := new(pending.Source)
-	return New(localChain{c}, Config{Pending: src}), src, c
+	return mustNew(b, localChain{c}, Config{Pending: src}), src, c
 }
 
 // publishOverHead publishes an empty pending snapshot over the head whose

@@ -87,7 +87,7 @@ func newReadsFixture(t testing.TB) *readsFixture {
 		t.Fatal(err)
 	}
 	src := new(pending.Source)
-	return &readsFixture{api: New(localChain{c}, Config{Pending: src}), chain: c, src: src, blocks: blocks}
+	return &readsFixture{api: mustNew(t, localChain{c}, Config{Pending: src}), chain: c, src: src, blocks: blocks}
 }
 
 // publishPending publishes a snapshot over the head holding one more
@@ -381,7 +381,7 @@ func executionAPIsChain(t *testing.T) (*API, *chain.Chain) {
 	if _, err := c.ImportFile(filepath.Join(dir, "chain.rlp")); err != nil {
 		t.Fatal(err)
 	}
-	return New(localChain{c}, Config{Pending: new(pending.Source)}), c
+	return mustNew(t, localChain{c}, Config{Pending: new(pending.Source)}), c
 }
 
 func TestHeadersAndUncles(t *testing.T) {

@@ -18,8 +18,13 @@ import (
 // setSimulateOptions sets the limits of eth_call, eth_estimateGas,
 // eth_createAccessList and eth_simulateV1 (gas cap, time limit, state-root
 // mode): Config.Simulate, or a test's change before it calls.
-func (a *API) setSimulateOptions(o simulate.Options) {
-	a.engine = simulate.New(a.chain.Config(), a.chain.ChainContext(), o)
+func (a *API) setSimulateOptions(o simulate.Options) error {
+	e, err := simulate.New(a.chain.Config(), a.chain.ChainContext(), o)
+	if err != nil {
+		return err
+	}
+	a.engine = e
+	return nil
 }
 
 // execState opens a private StateDB for executing at ref, and the header

@@ -61,7 +61,7 @@ func TestExecutionDefaults(t *testing.T) {
 }
 
 func TestDefaultsToPending(t *testing.T) {
-	a := New(localChain{mustOpenDev(t)}, Config{})
+	a := mustNew(t, localChain{mustOpenDev(t)}, Config{})
 	params := func(s ...string) rpc.Params {
 		p := make(rpc.Params, len(s))
 		for i := range s {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -18,7 +19,8 @@ import (
 const logQueryLimit = 1000
 
 // LogLimits cap one eth_getLogs query, as providers and reth do: the
-// blocks a range may span and the logs an answer may hold (0: no cap).
+// blocks a range may span and the logs an answer may hold. Zero is the
+// default; NoLogMaxRange and NoLogMaxResults lift a cap.
 type LogLimits struct {
 	MaxRange   uint64 // --rpc.getlogs-max-range
 	MaxResults int    // --rpc.getlogs-max-results
@@ -30,6 +32,24 @@ const (
 	DefaultLogMaxRange   = 100_000
 	DefaultLogMaxResults = 20_000
 )
+
+// NoLogMaxRange and NoLogMaxResults as LogLimits lift the cap: the largest
+// value, a cap never reached.
+const (
+	NoLogMaxRange   uint64 = math.MaxUint64
+	NoLogMaxResults int    = math.MaxInt
+)
+
+// withDefaults fills the zero values.
+func (l LogLimits) withDefaults() LogLimits {
+	if l.MaxRange == 0 {
+		l.MaxRange = DefaultLogMaxRange
+	}
+	if l.MaxResults == 0 {
+		l.MaxResults = DefaultLogMaxResults
+	}
+	return l
+}
 
 // rangeTooLarge and tooManyLogs are -32005 errors naming the limit.
 func rangeTooLarge(limit uint64) error {
@@ -142,7 +162,7 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 	count, maxLogs := 0, a.logLimits.MaxResults
 	emit := func(l *types.Log, blockHash common.Hash, blockTime uint64) {
 		count++
-		if maxLogs > 0 && count > maxLogs {
+		if count > maxLogs {
 			return // the caller reports the overflow
 		}
 		if !first {
@@ -165,7 +185,7 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 				}
 			}
 		}
-		if maxLogs > 0 && count > maxLogs {
+		if count > maxLogs {
 			n := h.Number.Uint64()
 			return nil, tooManyLogs(maxLogs, n, n)
 		}
@@ -175,7 +195,7 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if span := a.logLimits.MaxRange; span > 0 && rng.from <= rng.to && rng.to-rng.from >= span {
+	if span := a.logLimits.MaxRange; span != NoLogMaxRange && rng.from <= rng.to && rng.to-rng.from >= span {
 		return nil, rangeTooLarge(span)
 	}
 	for n := rng.from; n <= rng.to && rng.from <= rng.to; n++ {
@@ -197,7 +217,7 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 				}
 			}
 		}
-		if maxLogs > 0 && count > maxLogs {
+		if count > maxLogs {
 			return nil, tooManyLogs(maxLogs, rng.from, max(n, rng.from+1)-1)
 		}
 		if n == rng.to { // guards n++ overflow at MaxUint64
@@ -214,7 +234,7 @@ func (a *API) getLogs(ctx context.Context, p rpc.Params) (any, error) {
 				}
 			}
 		}
-		if maxLogs > 0 && count > maxLogs {
+		if count > maxLogs {
 			return nil, tooManyLogs(maxLogs, rng.from, h.Number.Uint64()-1)
 		}
 	}

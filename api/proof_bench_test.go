@@ -38,7 +38,7 @@ func BenchmarkProofAgainstReads(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	a := New(localChain{c}, Config{Pending: new(pending.Source)})
+	a := mustNew(b, localChain{c}, Config{Pending: new(pending.Source)})
 	contract := `"` + benchContract.Hex() + `"`
 	ctx := context.Background()
 	for _, n := range []int{0, 1, 16} {

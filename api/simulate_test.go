@@ -71,7 +71,7 @@ func newPendingEnvWith(t testing.TB, roots simulate.RootMode, extra types.Genesi
 	}
 	t.Cleanup(func() { c.Close() })
 	src := new(pending.Source)
-	a := New(localChain{c}, Config{Pending: src})
+	a := mustNew(t, localChain{c}, Config{Pending: src})
 	opts := simulate.DefaultOptions()
 	opts.Roots = roots
 	a.setSimulateOptions(opts)
@@ -311,7 +311,7 @@ func TestSimulatePendingWithoutSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	a := New(localChain{c}, Config{Pending: new(pending.Source)})
+	a := mustNew(t, localChain{c}, Config{Pending: new(pending.Source)})
 	req := `{"blockStateCalls":[{}]}`
 	p, l := mustCall(t, a.simulateV1, req, `"pending"`), mustCall(t, a.simulateV1, req, `"latest"`)
 	if p != l {
@@ -393,7 +393,7 @@ const loopCode = "0x5b600056"
 
 func TestExecutionTimeout(t *testing.T) {
 	e := newPendingEnv(t, simulate.RootZero)
-	e.api.setSimulateOptions(simulate.Options{GasCap: 0, Timeout: 20 * time.Millisecond})
+	e.api.setSimulateOptions(simulate.Options{GasCap: simulate.NoGasCap, Timeout: 20 * time.Millisecond})
 	loop := common.HexToAddress("0x00000000000000000000000000000000000100ff")
 	override := `{"` + loop.Hex() + `":{"code":"` + loopCode + `"}}`
 	loopCall := `{"to":"` + loop.Hex() + `"}`
@@ -424,7 +424,7 @@ func TestExecutionTimeout(t *testing.T) {
 // call even without a time limit.
 func TestSimulateContextCancelled(t *testing.T) {
 	e := newPendingEnv(t, simulate.RootZero)
-	e.api.setSimulateOptions(simulate.Options{GasCap: 0, Timeout: 0})
+	e.api.setSimulateOptions(simulate.Options{GasCap: simulate.NoGasCap, Timeout: simulate.NoTimeout})
 	loop := common.HexToAddress("0x00000000000000000000000000000000000100ff")
 	req := `{"blockStateCalls":[{"blockOverrides":{"gasLimit":"0x7fffffffffffffff"},"stateOverrides":{"` + loop.Hex() +
 		`":{"code":"` + loopCode + `"}},"calls":[{"to":"` + loop.Hex() + `"}]}]}`

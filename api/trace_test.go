@@ -120,7 +120,11 @@ func openTraceNode(t *testing.T, genesisFile string, blocks []fixtureBlock) *tra
 	}
 	src := new(pending.Source)
 	srv := rpc.NewServer(rpc.Options{})
-	api.New(api.Local(c), api.Config{Pending: src}).Register(srv)
+	methods, err := api.New(api.Local(c), api.Config{Pending: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods.Register(srv)
 	return &traceNode{srv: srv, chain: c, src: src}
 }
 

@@ -40,7 +40,11 @@ func devUpstreamWith(t *testing.T, g *core.Genesis) (c *chain.Chain, url string,
 	}
 	t.Cleanup(func() { c.Close() })
 	srv := rpc.NewServer(rpc.Options{})
-	api.New(api.Local(c), api.Config{}).Register(srv)
+	methods, err := api.New(api.Local(c), api.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods.Register(srv)
 	h := srv.HTTPHandler(rpc.HTTPOptions{})
 	down = new(atomic.Bool)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -27,7 +27,8 @@ import (
 	"github.com/preconf/preconf/remote"
 )
 
-// Config says what to follow.
+// Config says what to follow. Zero values are the defaults (config.go:
+// Validate, withDefaults).
 type Config struct {
 	// Upstream is the execution node's HTTP JSON-RPC URL.
 	Upstream string
@@ -40,11 +41,13 @@ type Config struct {
 	// when the upstream offers eth_getProof).
 	Proofs remote.Proofs
 	// PollInterval is how often the upstream's head is polled (default
-	// 100 ms); a flashblock for a newer block also triggers a poll.
+	// DefaultPollInterval); a flashblock for a newer block also triggers a
+	// poll.
 	PollInterval time.Duration
 	// Ahead is how many blocks past the next one are buffered (default 3).
 	Ahead int
-	// UpstreamTimeout bounds one upstream request (default 10 s).
+	// UpstreamTimeout bounds one upstream request (default
+	// DefaultUpstreamTimeout).
 	UpstreamTimeout time.Duration
 	// Feed connection: reconnection backoff bounds, ping interval and the
 	// largest frame (defaults in follower/feed: 20 ms, 200 ms, 500 ms, 8 MiB).
@@ -141,29 +144,13 @@ type loopEvent struct {
 // New checks the configuration and the upstream's chain id; it does not
 // start following yet.
 func New(cfg Config, src *pending.Source) (*Follower, error) {
-	if cfg.Upstream == "" {
-		return nil, errors.New("follower: no upstream URL")
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("follower: %w", err)
 	}
-	if cfg.Feed == "" {
-		return nil, errors.New("follower: no flashblocks feed URL")
-	}
-	if cfg.Chain == nil || cfg.Chain.ChainID == nil {
-		return nil, errors.New("follower: no chain configuration")
-	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 100 * time.Millisecond
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Stall <= 0 {
-		cfg.Stall = DefaultStall
-	}
+	cfg = cfg.withDefaults()
 	client := remote.NewClient(cfg.Upstream, cfg.UpstreamTimeout)
 	sh := remote.NewShared(client, cfg.Proofs)
-	if cfg.UpstreamTimeout > 0 {
-		sh.Timeout = cfg.UpstreamTimeout
-	}
+	sh.Timeout = cfg.UpstreamTimeout
 	hs := newHeaders(client, cfg.Chain)
 	m := new(feed.Metrics)
 	f := &Follower{

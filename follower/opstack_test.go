@@ -151,7 +151,11 @@ func followOP(t *testing.T, tc *testchain.Chain, msgs [][]byte, l1Block bool) {
 	}
 	t.Cleanup(func() { up.Close() })
 	srv := rpc.NewServer(rpc.Options{})
-	api.New(api.Local(up), api.Config{}).Register(srv)
+	methods, err := api.New(api.Local(up), api.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods.Register(srv)
 	hs := httptest.NewServer(srv.HTTPHandler(rpc.HTTPOptions{}))
 	t.Cleanup(hs.Close)
 	feed := newFrameServer(t)

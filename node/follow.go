@@ -36,7 +36,10 @@ func (n *Node) buildFollower() error {
 	if err != nil {
 		return err
 	}
-	methods := api.New(f.Backend(), n.apiConfig())
+	methods, err := api.New(f.Backend(), n.apiConfig())
+	if err != nil {
+		return err
+	}
 	methods.Register(local)
 	local.Register("follower_status", func(context.Context, rpc.Params) (any, error) { return f.Status(), nil })
 	n.startSubscriptions(fcfg.Chain, f, local)

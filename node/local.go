@@ -29,7 +29,10 @@ func (n *Node) buildLocal() error {
 	if seq != nil {
 		acfg.PoolNonces = seq.Pool()
 	}
-	methods := api.New(backend, acfg)
+	methods, err := api.New(backend, acfg)
+	if err != nil {
+		return err
+	}
 	methods.Register(n.RPC)
 	if err := n.startWallet(n.below.Config().ChainID); err != nil {
 		return err

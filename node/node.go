@@ -168,7 +168,15 @@ func (n *Node) newRPC(metrics *rpc.Metrics) (*rpc.Server, error) {
 
 // apiConfig configures the method handlers over the pending source.
 func (n *Node) apiConfig() api.Config {
-	return api.Config{Pending: n.Pending, Simulate: n.cfg.Simulate, CallDefault: n.cfg.CallDefault, LogLimits: n.cfg.LogLimits}
+	a := n.cfg.API()
+	a.Pending = n.Pending
+	return a
+}
+
+// API is the method handlers' configuration this one holds (Pending and
+// PoolNonces are the node's to fill in).
+func (c *Config) API() api.Config {
+	return api.Config{Simulate: c.Simulate, CallDefault: c.CallDefault, LogLimits: c.LogLimits}
 }
 
 // New assembles a node: with Follow set, a follower of a live chain
@@ -207,6 +215,15 @@ func New(cfg Config) (*Node, error) {
 func (c *Config) Validate() error {
 	if err := c.Wallet.Validate(); err != nil {
 		return fmt.Errorf("wallet: %w", err)
+	}
+	apiCfg := c.API()
+	if err := apiCfg.Validate(); err != nil {
+		return fmt.Errorf("api: %w", err)
+	}
+	if c.Follow != nil {
+		if err := c.Follow.Validate(); err != nil {
+			return fmt.Errorf("follower: %w", err)
+		}
 	}
 	switch {
 	case c.Follow != nil && (c.Fork != nil || c.Genesis != nil || len(c.Imports) > 0 || c.Sequencer != nil):

@@ -91,7 +91,10 @@ func newManualHarness(t *testing.T, interval time.Duration) *harness {
 // on a server, wired as node does.
 func serve(h *harness) (*harness, *rpc.Server) {
 	srv := rpc.NewServer(rpc.Options{})
-	reads := api.New(api.Local(h.chain), api.Config{Pending: h.src, PoolNonces: h.seq.Pool()})
+	reads, err := api.New(api.Local(h.chain), api.Config{Pending: h.src, PoolNonces: h.seq.Pool()})
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	reads.Register(srv)
 	seqapi.Register(srv, h.seq, reads, reads)
 	anvil.Register(srv, h.seq, anvil.Options{})

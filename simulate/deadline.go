@@ -23,8 +23,8 @@ type deadline struct {
 // watch starts the deadline of a request under ctx.
 func (e *Engine) watch(ctx context.Context) *deadline {
 	d := new(deadline)
-	if e.opts.Timeout > 0 {
-		d.timer = time.AfterFunc(e.opts.Timeout, d.fire)
+	if e.opts.timeout() > 0 {
+		d.timer = time.AfterFunc(e.opts.timeout(), d.fire)
 	}
 	if ctx.Done() != nil {
 		d.ctx = context.AfterFunc(ctx, d.fire)

@@ -32,6 +32,7 @@ import (
 	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/preconf/preconf/forkrules"
+	"github.com/preconf/preconf/internal/option"
 )
 
 // RootMode says whether simulated blocks get a real state root.
@@ -79,12 +80,14 @@ const (
 	estimateErrorRatio = 0.015
 )
 
-// Options are the node-wide limits of the engine.
+// Options are the node-wide limits of the engine. Zero values are the
+// defaults (DefaultGasCap, DefaultTimeout, RootZero); "none" is spelled
+// NoGasCap and NoTimeout.
 type Options struct {
 	// GasCap caps each call's gas and, in eth_simulateV1, the gas of the
-	// whole request (0: unlimited).
+	// whole request.
 	GasCap uint64
-	// Timeout bounds one request's execution (0: none).
+	// Timeout bounds one request's execution.
 	Timeout time.Duration
 	// Roots is the state-root mode of simulated blocks.
 	Roots RootMode
@@ -95,9 +98,56 @@ type Options struct {
 	EVMSystemCalls bool
 }
 
-// DefaultOptions are go-ethereum's defaults with zero state roots.
+// NoGasCap and NoTimeout as Options values lift the limit: the largest
+// value, a limit never reached.
+const (
+	NoGasCap  uint64        = math.MaxUint64
+	NoTimeout time.Duration = math.MaxInt64
+)
+
+// DefaultOptions are go-ethereum's defaults with zero state roots (the
+// zero Options, spelled out).
 func DefaultOptions() Options {
 	return Options{GasCap: DefaultGasCap, Timeout: DefaultTimeout, Roots: RootZero}
+}
+
+// Validate checks the options; errors are option.FieldErrors naming
+// "gas-cap", "timeout" or "state-root".
+func (o *Options) Validate() error {
+	if o.Timeout < 0 {
+		return option.Errorf("timeout", "must not be negative")
+	}
+	if o.Roots > RootCompute {
+		return option.Errorf("state-root", "unknown mode %v (want zero or compute)", o.Roots)
+	}
+	return nil
+}
+
+// withDefaults fills the zero values.
+func (o Options) withDefaults() Options {
+	if o.GasCap == 0 {
+		o.GasCap = DefaultGasCap
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	return o
+}
+
+// gasCap and timeout are the limits as the engine applies them,
+// go-ethereum's way: 0 for none.
+func (o *Options) gasCap() uint64 {
+	if o.GasCap == NoGasCap {
+		return 0
+	}
+	return o.GasCap
+}
+
+func (o *Options) timeout() time.Duration {
+	if o.Timeout == NoTimeout {
+		return 0
+	}
+	return o.Timeout
 }
 
 // Engine executes calls for one chain. It is stateless and safe for
@@ -127,24 +177,28 @@ func (e *Engine) hashOf(h *types.Header) common.Hash {
 }
 
 // New returns an engine over a chain (for BLOCKHASH of canonical blocks and
-// the consensus engine) with the given limits. The config is executed as
-// forkrules.Normalize makes it (Osaka's rules with Karst).
-func New(config *params.ChainConfig, chain core.ChainContext, opts Options) *Engine {
+// the consensus engine) with the given limits (Validate's error when it
+// refuses them). The config is executed as forkrules.Normalize makes it
+// (Osaka's rules with Karst).
+func New(config *params.ChainConfig, chain core.ChainContext, opts Options) (*Engine, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
 	if n, err := forkrules.Normalize(config); err == nil {
 		config = n
 	}
-	return &Engine{config: config, chain: chain, opts: opts}
+	return &Engine{config: config, chain: chain, opts: opts.withDefaults()}, nil
 }
 
-// Options are the engine's limits.
+// Options are the engine's limits, defaults filled in.
 func (e *Engine) Options() Options { return e.opts }
 
 // Readers are the engine's cached prestate readers.
 func (e *Engine) Readers() *Readers { return &e.readers }
 
 func (e *Engine) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if e.opts.Timeout > 0 {
-		return context.WithTimeout(ctx, e.opts.Timeout)
+	if e.opts.timeout() > 0 {
+		return context.WithTimeout(ctx, e.opts.timeout())
 	}
 	return context.WithCancel(ctx)
 }
@@ -162,7 +216,7 @@ func (e *Engine) apply(ctx context.Context, evm *vm.EVM, msg *core.Message, gp *
 func (e *Engine) run(evm *vm.EVM, msg *core.Message, gp *core.GasPool) (*core.ExecutionResult, error) {
 	res, err := core.ApplyMessage(evm, msg, gp)
 	if evm.Cancelled() {
-		return nil, timeoutError(e.opts.Timeout)
+		return nil, timeoutError(e.opts.timeout())
 	}
 	if err != nil {
 		return res, fmt.Errorf("err: %w (supplied gas %d)", err, msg.GasLimit)
@@ -202,7 +256,7 @@ func (e *Engine) Call(ctx context.Context, args CallArgs, header *types.Header, 
 }
 
 func (e *Engine) call(ctx context.Context, args CallArgs, header *types.Header, db *state.StateDB, so StateOverride, bo *BlockOverrides) (*core.ExecutionResult, error) {
-	gasCap := e.opts.GasCap
+	gasCap := e.opts.gasCap()
 	if gasCap == 0 {
 		gasCap = math.MaxUint64
 	}
@@ -246,15 +300,15 @@ func (e *Engine) EstimateGas(ctx context.Context, args CallArgs, header *types.H
 	if args.Gas == nil {
 		args.Gas = new(hexutil.Uint64)
 	}
-	if err := args.callDefaults(e.opts.GasCap, header.BaseFee, e.config.ChainID); err != nil {
+	if err := args.callDefaults(e.opts.gasCap(), header.BaseFee, e.config.ChainID); err != nil {
 		return 0, err
 	}
 	msg := args.message(header.BaseFee, true)
 	ctx, cancel := e.withTimeout(ctx)
 	defer cancel()
-	gas, revert, err := e.estimationFor(header, db, precompiles).search(ctx, msg, e.opts.GasCap, estimateErrorRatio)
+	gas, revert, err := e.estimationFor(header, db, precompiles).search(ctx, msg, e.opts.gasCap(), estimateErrorRatio)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return 0, timeoutError(e.opts.Timeout)
+		return 0, timeoutError(e.opts.timeout())
 	}
 	if err != nil {
 		if errors.Is(err, vm.ErrExecutionReverted) {
@@ -295,7 +349,7 @@ func (e *Engine) CreateAccessList(ctx context.Context, args CallArgs, header *ty
 		args.Nonce = &n
 	}
 	blockCtx := core.NewEVMBlockContext(header, e.chain, nil, e.config, db)
-	if err := args.callDefaults(e.opts.GasCap, blockCtx.BaseFee, e.config.ChainID); err != nil {
+	if err := args.callDefaults(e.opts.gasCap(), blockCtx.BaseFee, e.config.ChainID); err != nil {
 		return nil, err
 	}
 	from := args.sender()
@@ -327,7 +381,7 @@ func (e *Engine) CreateAccessList(ctx context.Context, args CallArgs, header *ty
 	prev := logger.NewAccessListTracer(initial, exclude)
 	for {
 		if ctx.Err() != nil {
-			return nil, timeoutError(e.opts.Timeout)
+			return nil, timeoutError(e.opts.timeout())
 		}
 		list := prev.AccessList()
 		run := db.Copy()
@@ -346,7 +400,7 @@ func (e *Engine) CreateAccessList(ctx context.Context, args CallArgs, header *ty
 		stop()
 		cancelled := evm.Cancelled()
 		if cancelled {
-			return nil, timeoutError(e.opts.Timeout)
+			return nil, timeoutError(e.opts.timeout())
 		}
 		if err != nil {
 			return nil, fmt.Errorf("failed to apply transaction: %v err: %v", args.transaction(types.LegacyTxType).Hash(), err)

@@ -189,7 +189,7 @@ func (e *Engine) Simulate(ctx context.Context, req *Request, base Base) ([]*Bloc
 	}
 	dl := e.watch(ctx)
 	defer dl.stop()
-	s := &simulator{dl: dl, e: e, base: base, step: base.BlockTime, budget: e.opts.GasCap,
+	s := &simulator{dl: dl, e: e, base: base, step: base.BlockTime, budget: e.opts.gasCap(),
 		transfers: req.TraceTransfers, validate: req.Validation, fullTx: req.ReturnFullTransactions, evmSystemCalls: e.opts.EVMSystemCalls,
 		sys: newDeferredWrites(e.opts.Roots == RootZero)}
 	if s.step == 0 {
@@ -424,7 +424,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	s.dl.attach(evm)
 	for i := range b.Calls {
 		if s.dl.expired() {
-			return nil, timeoutError(s.e.opts.Timeout)
+			return nil, timeoutError(s.e.opts.timeout())
 		}
 		call := &b.Calls[i]
 		capped, err := s.prepare(call, db, header, gp)
@@ -497,7 +497,7 @@ func (s *simulator) block(ctx context.Context, b *BlockCalls, header, parent *ty
 	if !s.dl.detach() {
 		// the request ended after the last call (the EVM is being
 		// cancelled): the system calls below must not run in it.
-		return nil, timeoutError(s.e.opts.Timeout)
+		return nil, timeoutError(s.e.opts.timeout())
 	}
 	header.GasUsed = gp.Used()
 	if cfg.IsCancun(header.Number, header.Time) {

@@ -184,7 +184,10 @@ func TestCreate2DeployerAtCanyon(t *testing.T) {
 					}
 					opts := DefaultOptions()
 					opts.Roots, opts.EVMSystemCalls = roots, evmSystemCalls
-					e := New(c.Config(), c.ChainContext(), opts)
+					e, err := New(c.Config(), c.ChainContext(), opts)
+					if err != nil {
+						t.Fatal(err)
+					}
 					res, err := e.Simulate(context.Background(), req, Base{Parent: parent, State: db, Prestate: prestate})
 					if err != nil {
 						t.Fatal(err)

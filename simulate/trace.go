@@ -74,7 +74,7 @@ func (e *Engine) TraceCall(args CallArgs, header *types.Header, db *state.StateD
 		next.Number = new(big.Int).Add(header.Number, common.Big1)
 		header = next
 	}
-	env, err := e.prepareCall(&args, header, db, so, bo, e.opts.GasCap)
+	env, err := e.prepareCall(&args, header, db, so, bo, e.opts.gasCap())
 	if err != nil {
 		return nil, err
 	}

@@ -1,17 +1,12 @@
 package wallet
 
-import "fmt"
+import "github.com/preconf/preconf/internal/option"
 
 // FieldError is a configuration value the wallet refuses. Field is the
 // option's name without the command's prefix ("approval",
 // "approval-timeout", …), so the command line names its flag
 // ("--wallet."+Field) and a Go caller its field, from one check.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + " " + e.Msg }
+type FieldError = option.FieldError
 
 // Validate checks the configuration. Zero values are the defaults (Open
 // fills them in): an empty Approval is ModePrompt, a zero timeout the
@@ -22,25 +17,25 @@ func (c *Config) Validate() error {
 	switch c.Approval {
 	case "", ModePrompt, ModeAuto, ModeReject:
 	default:
-		return &FieldError{"approval", fmt.Sprintf("must be prompt, auto or reject, not %q", c.Approval)}
+		return option.Errorf("approval", "must be prompt, auto or reject, not %q", c.Approval)
 	}
 	if c.ApprovalTimeout < 0 {
-		return &FieldError{"approval-timeout", "must be positive"}
+		return &FieldError{Field: "approval-timeout", Msg: "must be positive"}
 	}
 	if c.ProbeTimeout < 0 {
-		return &FieldError{"probe-timeout", "must be positive"}
+		return &FieldError{Field: "probe-timeout", Msg: "must be positive"}
 	}
 	if sym := c.Self.NativeCurrency.Symbol; sym != "" && len([]rune(sym)) > maxSymbolLen {
-		return &FieldError{"currency-symbol", fmt.Sprintf("must have 1-%d characters", maxSymbolLen)}
+		return option.Errorf("currency-symbol", "must have 1-%d characters", maxSymbolLen)
 	}
 	for _, u := range c.Self.RPCURLs {
 		if err := CheckURL(u); err != nil {
-			return &FieldError{"rpc-url", err.Error()}
+			return &FieldError{Field: "rpc-url", Msg: err.Error()}
 		}
 	}
 	for _, u := range c.Self.BlockExplorerURLs {
 		if err := CheckURL(u); err != nil {
-			return &FieldError{"explorer-url", err.Error()}
+			return &FieldError{Field: "explorer-url", Msg: err.Error()}
 		}
 	}
 	return nil

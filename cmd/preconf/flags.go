@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/preconf/preconf/internal/option"
 )
 
 // The command line's flags come in groups, each a value defined once beside
@@ -26,3 +30,20 @@ var followGroups = [][]cli.Flag{followOwnFlags, httpFlags, chainFlags, logFlags,
 
 // flagsOf is a command's flag list: its groups in order.
 func flagsOf(groups [][]cli.Flag) []cli.Flag { return slices.Concat(groups...) }
+
+// flagError names the flag of a package's configuration error: a
+// package's Validate names its option (option.FieldError), flag maps that
+// name to the flag's. Other errors are returned as they are.
+func flagError(err error, flag func(field string) string) error {
+	var fe *option.FieldError
+	if errors.As(err, &fe) {
+		return fmt.Errorf("--%s %s", flag(fe.Field), fe.Msg)
+	}
+	return err
+}
+
+// prefixed maps a package's option names to flags that add a prefix
+// ("approval" → "wallet.approval").
+func prefixed(prefix string) func(string) string {
+	return func(field string) string { return prefix + field }
+}

@@ -28,8 +28,8 @@ var followOwnFlags = []cli.Flag{
 	&cli.StringFlag{Name: "flashblocks", Usage: "websocket URL of the flashblocks feed (JSON text or brotli binary frames)", EnvVars: envName("flashblocks")},
 	&cli.StringFlag{Name: "chain", Usage: "an OP-stack chain of op-geth's superchain registry: op, op-sepolia, unichain, unichain-sepolia, ink, … (NAME for mainnet, NAME-NETWORK, or the chain id); other chains: --genesis", EnvVars: envName("chain")},
 	&cli.StringFlag{Name: "proofs", Value: "auto", Usage: "verify upstream state reads with eth_getProof against the block's state root: auto (when offered), required, off", EnvVars: envName("proofs")},
-	&cli.DurationFlag{Name: "upstream.poll", Value: 100 * time.Millisecond, Usage: "how often the upstream's head is polled", EnvVars: envName("upstream.poll")},
-	&cli.DurationFlag{Name: "upstream.timeout", Value: 10 * time.Second, Usage: "time limit of one upstream request", EnvVars: envName("upstream.timeout")},
+	&cli.DurationFlag{Name: "upstream.poll", Value: follower.DefaultPollInterval, Usage: "how often the upstream's head is polled", EnvVars: envName("upstream.poll")},
+	&cli.DurationFlag{Name: "upstream.timeout", Value: follower.DefaultUpstreamTimeout, Usage: "time limit of one upstream request", EnvVars: envName("upstream.timeout")},
 	&cli.IntFlag{Name: "flashblocks.ahead", Value: feed.DefaultAhead, Usage: "blocks of flashblocks buffered ahead of the upstream's head", EnvVars: envName("flashblocks.ahead")},
 	&cli.DurationFlag{Name: "flashblocks.ping", Value: feed.DefaultPingInterval, Usage: "how often the feed is pinged; a feed that answers neither a ping nor with a frame within it is reconnected", EnvVars: envName("flashblocks.ping")},
 	&cli.DurationFlag{Name: "flashblocks.backoff", Value: feed.DefaultMaxBackoff, Usage: "longest wait between attempts to reconnect the feed (the first is immediate)", EnvVars: envName("flashblocks.backoff")},
@@ -118,9 +118,6 @@ func runFollow(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usage("unexpected argument %q (see --help)", c.Args().First())
 	}
-	if c.String("upstream") == "" || c.String("flashblocks") == "" {
-		return usage("--upstream and --flashblocks are required")
-	}
 	logger, err := newLogger(c)
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
@@ -151,10 +148,8 @@ func runFollow(c *cli.Context) error {
 		Ahead: c.Int("flashblocks.ahead"), PingInterval: c.Duration("flashblocks.ping"),
 		MaxBackoff: c.Duration("flashblocks.backoff"), Stall: c.Duration("flashblocks.stall"),
 	}
-	for _, name := range []string{"flashblocks.ping", "flashblocks.backoff", "flashblocks.stall"} {
-		if c.Duration(name) <= 0 {
-			return usage("--%s must be positive", name)
-		}
+	if err := fcfg.Validate(); err != nil { // its options are named as these flags
+		return usage("%v", flagError(err, func(field string) string { return field }))
 	}
 	cfg.Follow = &fcfg
 	n, err := node.New(cfg)

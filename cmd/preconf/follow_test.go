@@ -22,12 +22,12 @@ func TestFollowFlagErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"follow"}, 2, "--upstream and --flashblocks are required"},
-		{[]string{"follow", "--upstream", "http://127.0.0.1:1"}, 2, "--upstream and --flashblocks are required"},
+		{[]string{"follow"}, 2, "--upstream is required"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1"}, 2, "--flashblocks is required"},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--proofs", "maybe"}, 2, "bad --proofs"},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--http.port", "0"}, 1, "upstream unavailable"},
 		{[]string{"follow", "--nope"}, 2, "flag provided but not defined"},
-		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--flashblocks.ping", "0s"}, 2, "--flashblocks.ping must be positive"},
+		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--flashblocks.ping", "-1s"}, 2, "--flashblocks.ping must not be negative"},
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "nope"}, 2, "not in op-geth's superchain registry (known: "},
 		// Base retired flashblocks at Denim; a chain at a fork preconf does not implement is refused
 		{[]string{"follow", "--upstream", "http://127.0.0.1:1", "--flashblocks", "ws://127.0.0.1:1", "--chain", "base"}, 1, "Base Mainnet, which retired flashblocks at its Denim upgrade (2026-11-05 18:00 UTC)"},

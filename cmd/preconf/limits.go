@@ -33,8 +33,8 @@ func applyLimitFlags(c *cli.Context, cfg *node.Config) error {
 			return fmt.Errorf("--%s must be positive", name)
 		}
 	}
-	if c.Duration("rpc.timeout") < 0 || c.Int("rpc.max-response-size") < 0 || c.Int("rpc.getlogs-max-results") < 0 || c.Duration("shutdown-timeout") < 0 {
-		return fmt.Errorf("--rpc.timeout, --rpc.max-response-size, --rpc.getlogs-max-results and --shutdown-timeout must not be negative")
+	if c.Duration("rpc.timeout") < 0 || c.Int("rpc.max-response-size") < 0 || c.Duration("shutdown-timeout") < 0 {
+		return fmt.Errorf("--rpc.timeout, --rpc.max-response-size and --shutdown-timeout must not be negative")
 	}
 	cfg.RPCTimeout = c.Duration("rpc.timeout")
 	if cfg.RPCTimeout == 0 {
@@ -44,7 +44,10 @@ func applyLimitFlags(c *cli.Context, cfg *node.Config) error {
 	if cfg.MaxResponseSize == 0 {
 		cfg.MaxResponseSize = -1 // no cap
 	}
-	cfg.LogLimits = &api.LogLimits{MaxRange: c.Uint64("rpc.getlogs-max-range"), MaxResults: c.Int("rpc.getlogs-max-results")}
+	cfg.LogLimits = &api.LogLimits{ // checked by checkAPIConfig
+		MaxRange:   orNone(c.Uint64("rpc.getlogs-max-range"), api.NoLogMaxRange),
+		MaxResults: orNone(c.Int("rpc.getlogs-max-results"), api.NoLogMaxResults),
+	}
 	cfg.MaxConnections = c.Int("rpc.max-connections")
 	cfg.MaxTracing = c.Int("rpc.max-tracing-requests")
 	cfg.MaxSubs = c.Int("ws.max-subscriptions")

@@ -131,7 +131,10 @@ func sharedConfig(c *cli.Context, logger *slog.Logger) (node.Config, error) {
 		return cfg, err
 	}
 	applySchedFlags(c, logger) // sched.go
-	return cfg, applyLimitFlags(c, &cfg)
+	if err := applyLimitFlags(c, &cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, checkAPIConfig(&cfg)
 }
 
 func runNode(c *cli.Context) error {

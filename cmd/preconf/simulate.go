@@ -19,20 +19,53 @@ var simulateFlags = []cli.Flag{
 	&cli.StringFlag{Name: "simulate.state-root", Value: "zero", Usage: "stateRoot of eth_simulateV1 blocks: zero (fast, not hashed) or compute (exactly go-ethereum's)", EnvVars: envName("simulate.state-root")},
 }
 
-// applySimulateFlags sets cfg.Simulate from the flags.
+// applySimulateFlags sets cfg.Simulate and cfg.CallDefault from the flags
+// (the command line's 0 is simulate's "none"); checkAPIConfig checks them.
 func applySimulateFlags(c *cli.Context, cfg *node.Config) error {
 	roots, err := simulate.ParseRootMode(c.String("simulate.state-root"))
 	if err != nil {
 		return fmt.Errorf("--simulate.state-root: %w", err)
 	}
-	timeout := c.Duration("rpc.evmtimeout")
-	if timeout < 0 {
-		return fmt.Errorf("--rpc.evmtimeout must not be negative")
+	cfg.Simulate = &simulate.Options{
+		GasCap:  orNone(c.Uint64("rpc.gascap"), simulate.NoGasCap),
+		Timeout: orNone(c.Duration("rpc.evmtimeout"), simulate.NoTimeout),
+		Roots:   roots,
 	}
-	cfg.Simulate = &simulate.Options{GasCap: c.Uint64("rpc.gascap"), Timeout: timeout, Roots: roots}
 	if cfg.CallDefault, err = api.ParseCallDefault(c.String("rpc.call-default")); err != nil {
 		return fmt.Errorf("--rpc.call-default: %w", err)
 	}
 	applyGCFlags(c) // gc.go
 	return nil
+}
+
+// apiFlags are the flags of api.Config's options (simulate's under
+// "simulate."), for its errors.
+var apiFlags = map[string]string{
+	"call-default":        "rpc.call-default",
+	"getlogs-max-results": "rpc.getlogs-max-results",
+	"simulate.gas-cap":    "rpc.gascap",
+	"simulate.timeout":    "rpc.evmtimeout",
+	"simulate.state-root": "simulate.state-root",
+}
+
+// checkAPIConfig runs api.Config's Validate on the node's method-handler
+// options (eth_call & co., eth_getLogs), naming the flag of a bad one.
+func checkAPIConfig(cfg *node.Config) error {
+	acfg := cfg.API()
+	return flagError(acfg.Validate(), func(field string) string {
+		if f, ok := apiFlags[field]; ok {
+			return f
+		}
+		return field
+	})
+}
+
+// orNone is v, or none when v is zero: the command line spells "none" 0
+// where a package's zero is its default.
+func orNone[T comparable](v, none T) T {
+	var zero T
+	if v == zero {
+		return none
+	}
+	return v
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,11 +48,8 @@ func applyWalletFlags(c *cli.Context, cfg *node.Config) error {
 		w.Self.RPCURLs = []string{u}
 	}
 	w.Self.BlockExplorerURLs = c.StringSlice("wallet.explorer-url")
-	var fe *wallet.FieldError
-	if err := w.Validate(); errors.As(err, &fe) {
-		return fmt.Errorf("--wallet.%s %s", fe.Field, fe.Msg)
-	} else if err != nil {
-		return err
+	if err := w.Validate(); err != nil {
+		return flagError(err, prefixed("wallet."))
 	}
 	cfg.Wallet = w
 	return nil
