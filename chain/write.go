@@ -109,6 +109,19 @@ func (c *Chain) FlushAll(roots []common.Hash) error {
 // before SetHead returns. The caller (the sequencer) drops whatever it
 // built on the old head.
 func (c *Chain) SetHead(n uint64) error {
+	if err := c.SetHeadUnsynced(n); err != nil {
+		return err
+	}
+	return c.Sync()
+}
+
+// SetHeadUnsynced is SetHead without the sync: a crash may leave the store
+// anywhere between the old head and n, so the caller must log the rewind
+// durably first and redo it on recovery until it calls Sync (the
+// sequencer's rewind record stays in its WAL until then). A block above n
+// that was never flushed leaves nothing to undo on disk: its state never
+// got there.
+func (c *Chain) SetHeadUnsynced(n uint64) error {
 	head := c.Head().Number.Uint64()
 	if n > head {
 		return fmt.Errorf("set head to %d: the head is %d", n, head)
@@ -145,6 +158,15 @@ func (c *Chain) SetHead(n uint64) error {
 		} else if err := snaps.Cap(target.Root, 0); err != nil {
 			c.log.Debug("snapshot flatten", "root", target.Root, "err", err) // n's is the disk layer already
 		}
+	}
+	return nil
+}
+
+// Sync makes everything written to the store so far durable (a no-op in
+// memory).
+func (c *Chain) Sync() error {
+	if c.memory {
+		return nil
 	}
 	if syncer, ok := c.db.(ethdb.KeyValueSyncer); ok {
 		if err := syncer.SyncKeyValue(); err != nil {

@@ -67,9 +67,17 @@ func automineKillChild(t *testing.T, dir, writes string) {
 		head := h.chain.Head()
 		mined(fmt.Sprintf("%d %s", head.Number, head.Hash().Hex()))
 	}
-	// On the sequencer goroutine, as the next mine would run: after the
-	// last write's afterMine, with the disk work it left pending.
-	err := s.send(ctx, command{mine: true, run: func() error {
+	// As the next mine would run: after the last write's afterMine, with
+	// the disk work it left pending.
+	h.powerCut()
+}
+
+// powerCut, on the sequencer goroutine as a mine runs (no disk work
+// first), loses what the WAL was given after its last fsync, keeps what
+// the store was given (synced), and kills the process.
+func (h *harness) powerCut() {
+	s := h.seq
+	err := s.send(context.Background(), command{mine: true, run: func() error {
 		if err := s.wal.cutUnsynced(); err != nil {
 			return err
 		}
@@ -79,7 +87,7 @@ func automineKillChild(t *testing.T, dir, writes string) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}})
-	t.Fatalf("still alive: %v", err)
+	h.t.Fatalf("still alive: %v", err)
 }
 
 // cutUnsynced truncates the log at its last fsync: what a power cut leaves.

@@ -85,14 +85,7 @@ func TestKillAroundFlush(t *testing.T) {
 // killAndCheck runs test's child that kills itself at point, restarts the
 // node on its datadir and checks what it acknowledged.
 func killAndCheck(t *testing.T, test, point string) {
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), killChildEnv+"="+dir, killPointEnv+"="+point)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("child did not die by SIGKILL: %v\n%s", err, out)
-	}
+	dir, out := runKillChild(t, test, point)
 	acked := readLines(t, filepath.Join(dir, "acked"))
 	mined := readLines(t, filepath.Join(dir, "mined"))
 	if len(acked) == 0 || len(mined) == 0 {
@@ -131,6 +124,20 @@ func killAndCheck(t *testing.T, test, point string) {
 	if lost > 0 {
 		t.Fatalf("%d of %d acknowledged transactions lost (head %d, %d left in the pool)", lost, len(acked), h.chain.Head().Number, h.seq.pool.Len())
 	}
+}
+
+// runKillChild runs test's child in a new datadir, which kills itself at
+// point, and returns the datadir and the child's output.
+func runKillChild(t *testing.T, test, point string) (dir string, out []byte) {
+	dir = t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), killChildEnv+"="+dir, killPointEnv+"="+point)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child did not die by SIGKILL: %v\n%s", err, out)
+	}
+	return dir, out
 }
 
 // killChild mines blocks of transfers in dir, then seals one more block as

@@ -109,7 +109,12 @@ func (s *Sequencer) recover(recs []record) error {
 	}
 	if s.wal != nil {
 		// Drop the records of sealed blocks, keeping the pool (now
-		// re-admitted) and the open block.
+		// re-admitted) and the open block; a rewind redone is synced
+		// first.
+		if err := s.syncRewinds(); err != nil {
+			return err
+		}
+		s.unrotated = false
 		return s.wal.Rotate(s.walContent)
 	}
 	return nil

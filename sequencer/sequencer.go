@@ -162,9 +162,14 @@ type Sequencer struct {
 	blk *openBlock
 	// unflushed are the state roots of blocks sealed but not yet flushed
 	// (sealAhead, flushSealed); unrotated is set by a flush until the WAL
-	// rotation that follows it (rotateFlushed).
-	unflushed []common.Hash
-	unrotated bool
+	// rotation that follows it (rotateFlushed); unsyncedRewind is set by a
+	// rewind the store has not synced (lazyRewinder), until the sync that
+	// comes before the WAL drops its record (rotateFlushed); rewinds
+	// counts the rewinds since then (Revert settles at settleEvery).
+	unflushed      []common.Hash
+	unrotated      bool
+	unsyncedRewind bool
+	rewinds        int
 	// mined: a mine sealed the open block; the next one is opened after
 	// its answer (afterMine).
 	mined bool
@@ -326,7 +331,10 @@ func (s *Sequencer) Stop() error {
 type command struct {
 	run   func() error
 	reply chan error
-	mine  bool
+	// mine: the command mines (beforeMine: the disk work of earlier blocks
+	// waits); own: it does what disk work it needs itself
+	// (evm_snapshot, evm_revert).
+	mine, own bool
 }
 
 // do runs f on the sequencer goroutine, between two flashblocks, and returns
@@ -336,6 +344,12 @@ type command struct {
 // before it changes anything.
 func (s *Sequencer) do(ctx context.Context, f func() error) error {
 	return s.send(ctx, command{run: f})
+}
+
+// doOwn is do for a command that does its own disk work: the sealed
+// blocks' flush and the WAL rotation left for later still wait.
+func (s *Sequencer) doOwn(ctx context.Context, f func() error) error {
+	return s.send(ctx, command{run: f, own: true})
 }
 
 // send hands c to the sequencer goroutine and waits for its reply.
@@ -398,7 +412,7 @@ func (s *Sequencer) loop() {
 			return
 		case c := <-s.cmds:
 			var err error
-			if c.mine {
+			if c.mine || c.own {
 				err = s.beforeMine()
 			} else {
 				err = s.beforeCommand()

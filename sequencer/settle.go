@@ -110,15 +110,42 @@ func (s *Sequencer) flushSealed() error {
 	return nil
 }
 
-// rotateFlushed rotates the WAL after a flush: the records of the blocks
-// flushed since the last rotation go (walContent keeps the last sealed
-// block's as a margin).
+// rotateFlushed rotates the WAL after a flush or a rewind: the records of
+// the blocks flushed since the last rotation go (walContent keeps the last
+// sealed block's as a margin), and those of rewinds, whose effect on the
+// store is synced first.
 func (s *Sequencer) rotateFlushed() error {
+	if err := s.syncRewinds(); err != nil {
+		return err
+	}
 	if !s.unrotated {
 		return nil
 	}
 	s.unrotated = false
 	return s.wal.Rotate(s.walContent)
+}
+
+// syncRewinds syncs the store's rewinds done since the last rotation
+// (setHead), which the WAL must keep logged until then.
+func (s *Sequencer) syncRewinds() error {
+	s.rewinds = 0
+	if !s.unsyncedRewind {
+		return nil
+	}
+	if err := s.chain.(lazyRewinder).Sync(); err != nil {
+		return err
+	}
+	s.unsyncedRewind = false
+	s.unrotated = s.wal != nil
+	return nil
+}
+
+// lazyRewinder is a chain that rewinds without syncing its store
+// (chain.Chain): the sequencer logs the rewind first and syncs the store
+// before its WAL drops that record.
+type lazyRewinder interface {
+	SetHeadUnsynced(n uint64) error
+	Sync() error
 }
 
 // batchFlusher is a chain that flushes several sealed blocks with one sync

@@ -16,10 +16,14 @@ import (
 // and cheats, which replay deterministically), the pool and, on an
 // OP-stack chain, the user deposits queued for the next block. It is logged
 // (recSnapshot) and kept in the WAL by every rotation while it lives.
-// Reverting logs its intent (recRewind) first, then rewinds the chain
-// (chain.SetHead, synced), restores the pool and replays the open block,
-// and rotates the WAL to the new content; recovery redoes a logged rewind,
-// so a revert that returned survives a crash.
+// Reverting logs its intent (recRewind) first, then rewinds the chain,
+// restores the pool and replays the open block; recovery redoes a logged
+// rewind, so a revert that returned survives a crash. That record is a
+// revert's one fsync: the store's rewind is synced, and the WAL rotated,
+// with the disk work that follows (rotateFlushed), and neither a snapshot
+// nor a revert settles the disk first (doOwn). A snapshot flushes the
+// blocks sealed before it, so that the state it returns to is on disk; the
+// blocks a revert drops were sealed after it and are never flushed.
 
 // snapshotState is a snapshot as logged.
 type snapshotState struct {
@@ -74,7 +78,10 @@ type SnapshotInfo struct {
 // reused.
 func (s *Sequencer) Snapshot(ctx context.Context) (uint64, error) {
 	var id uint64
-	err := s.do(ctx, func() error {
+	err := s.doOwn(ctx, func() error {
+		if err := s.flushSealed(); err != nil {
+			return err
+		}
 		b := s.blk
 		snap := &snapshotState{ID: s.set.nextSnapshot, Number: b.Parent.Number.Uint64(), Hash: b.Parent.Hash(), Pool: s.poolEncodings(), Deposits: s.depositEncodings()}
 		for _, r := range b.logged {
@@ -120,11 +127,27 @@ func (s *Sequencer) shareSnapshots() {
 // reports false, changing nothing, when id is not a live snapshot.
 func (s *Sequencer) Revert(ctx context.Context, id uint64) (bool, error) {
 	found := false
-	err := s.do(ctx, func() error {
+	err := s.doOwn(ctx, func() error {
 		for _, snap := range s.snapshots {
 			if snap.ID == id {
 				found = true
-				return s.rewindTo(&rewind{Target: *snap, Drop: id})
+				// The blocks not flushed yet are those sealed last; the
+				// target's state must be on disk (Snapshot flushed it, and
+				// recovery flushes what it replays: this is a guard).
+				if head := s.chain.Head().Number.Uint64(); snap.Number+uint64(len(s.unflushed)) > head {
+					if err := s.flushSealed(); err != nil {
+						return err
+					}
+				}
+				if err := s.rewindTo(&rewind{Target: *snap, Drop: id}); err != nil {
+					return err
+				}
+				// Without ticks (--flashblock-interval 0) nothing else
+				// may settle between reverts: bound what recovery redoes.
+				if s.rewinds++; s.rewinds >= settleEvery {
+					return s.settleDisk()
+				}
+				return nil
 			}
 		}
 		return nil
@@ -198,9 +221,9 @@ func (s *Sequencer) rewindTo(rw *rewind) error {
 	// Validated against the restored pending state, now published.
 	s.pool.Clear()
 	s.readmit(rw.Target.Pool)
-	if s.wal != nil {
-		return s.wal.Rotate(s.walContent)
-	}
+	// The WAL keeps the rewind record until the store's rewind is synced
+	// (rotateFlushed).
+	s.unrotated = s.wal != nil
 	return nil
 }
 
@@ -209,10 +232,13 @@ func (s *Sequencer) rewindTo(rw *rewind) error {
 func (s *Sequencer) rewindChain(rw *rewind) error {
 	t := &rw.Target
 	if s.chain.Head().Number.Uint64() > t.Number {
-		if err := s.chain.SetHead(t.Number); err != nil {
+		if err := s.setHead(t.Number); err != nil {
 			return err
 		}
 	}
+	// The blocks rewound were the last sealed ones: those not flushed yet
+	// never will be (Revert flushed first if the target was among them).
+	s.unflushed = s.unflushed[:0]
 	head := s.chain.Head()
 	if head.Number.Uint64() != t.Number || head.Hash() != t.Hash {
 		return fmt.Errorf("rewind to block %d (%v): the chain's head is block %d (%v)", t.Number, t.Hash, head.Number, head.Hash())
@@ -235,6 +261,20 @@ func (s *Sequencer) rewindChain(rw *rewind) error {
 	s.share()
 	s.shareSnapshots()
 	s.settle(head.Number.Uint64())
+	return nil
+}
+
+// setHead rewinds the chain to block n, leaving the store's sync to
+// rotateFlushed when the chain can (the caller logged the rewind).
+func (s *Sequencer) setHead(n uint64) error {
+	lr, ok := s.chain.(lazyRewinder)
+	if !ok || s.wal == nil {
+		return s.chain.SetHead(n)
+	}
+	if err := lr.SetHeadUnsynced(n); err != nil {
+		return err
+	}
+	s.unsyncedRewind = true
 	return nil
 }
 
@@ -266,6 +306,10 @@ func (s *Sequencer) restoreOpen(recs []record) error {
 	if err := s.openNext(nil); err != nil {
 		return err
 	}
+	// Its record (the new environment alone) waits for the next fsync, as
+	// a mine's next block's does (sealMined); a crash before then opens
+	// the block again after the logged rewind.
+	s.blk.lazyLog = s.mode.manual
 	return s.build(false, true)
 }
 
