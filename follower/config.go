@@ -34,7 +34,7 @@ func (c *Config) Validate() error {
 	if c.Chain == nil || c.Chain.ChainID == nil {
 		return option.Errorf("chain", "is required (a chain configuration with its chain id)")
 	}
-	if c.Proofs > remote.ProofsRequired {
+	if c.Proofs < remote.ProofsAuto || c.Proofs > remote.ProofsOff {
 		return option.Errorf("proofs", "unknown mode %d (want auto, required or off)", c.Proofs)
 	}
 	for _, d := range []struct {
