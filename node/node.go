@@ -27,6 +27,7 @@ import (
 	"github.com/preconf/preconf/feed"
 	"github.com/preconf/preconf/follower"
 	"github.com/preconf/preconf/fork"
+	"github.com/preconf/preconf/internal/option"
 	"github.com/preconf/preconf/pending"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/sequencer"
@@ -58,9 +59,10 @@ type Config struct {
 	CORSOrigins []string
 	BatchLimit  int
 
-	// Limits (docs/reliability.md); zero values take the defaults.
-	RPCTimeout      time.Duration // request deadline (rpc.DefaultTimeout; negative: none)
-	MaxResponseSize int           // one answer's bytes (rpc.DefaultMaxResponseSize; negative: none)
+	// Limits (docs/reliability.md); zero values take the defaults, negative
+	// ones are refused (ValidateLimits).
+	RPCTimeout      time.Duration // request deadline (rpc.DefaultTimeout; rpc.NoTimeout: none)
+	MaxResponseSize int           // one answer's bytes (rpc.DefaultMaxResponseSize; rpc.NoResponseCap: none)
 	MaxConnections  int           // open connections (rpc.DefaultMaxConnections)
 	MaxTracing      int           // concurrent debug_trace*/eth_simulateV1 calls (DefaultMaxTracing)
 	MaxSubs         int           // subscriptions per websocket (rpc.DefaultMaxSubscriptions)
@@ -213,6 +215,9 @@ func New(cfg Config) (*Node, error) {
 // Validate checks the parts of the configuration against each other; each
 // part's own Validate checks its fields.
 func (c *Config) Validate() error {
+	if err := c.ValidateLimits(); err != nil {
+		return err
+	}
 	if err := c.Wallet.Validate(); err != nil {
 		return fmt.Errorf("wallet: %w", err)
 	}
@@ -232,6 +237,29 @@ func (c *Config) Validate() error {
 		return errors.New("--import adds blocks to a local chain, not to a fork")
 	case c.Sequencer != nil:
 		return c.Sequencer.Validate()
+	}
+	return nil
+}
+
+// ValidateLimits checks the per-request limits and the shutdown wait: zero
+// is the default and none may be negative. Errors are option.FieldErrors
+// named as the command line's flags.
+func (c *Config) ValidateLimits() error {
+	for _, l := range []struct {
+		field string
+		v     int64
+	}{
+		{"rpc.batch-limit", int64(c.BatchLimit)},
+		{"rpc.timeout", int64(c.RPCTimeout)},
+		{"rpc.max-response-size", int64(c.MaxResponseSize)},
+		{"rpc.max-connections", int64(c.MaxConnections)},
+		{"rpc.max-tracing-requests", int64(c.MaxTracing)},
+		{"ws.max-subscriptions", int64(c.MaxSubs)},
+		{"shutdown-timeout", int64(c.ShutdownTimeout)},
+	} {
+		if l.v < 0 {
+			return option.Errorf(l.field, "must not be negative")
+		}
 	}
 	return nil
 }

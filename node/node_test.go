@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/preconf/preconf/internal/option"
 	"github.com/preconf/preconf/rpc"
 	"github.com/preconf/preconf/sequencer"
 )
@@ -196,6 +197,33 @@ func TestDefaultNamespaces(t *testing.T) {
 			t.Errorf("--http.api %q: %v", apis, err)
 		} else if apis[0] != " " && !strings.Contains(err.Error(), "this node has anvil, debug, eth, evm, hardhat, net, personal, txpool, wallet, web3") {
 			t.Errorf("--http.api %q: %v", apis, err)
+		}
+	}
+}
+
+// Zero is a limit's default and a negative value is refused, named by its
+// flag; the largest values are "none".
+func TestValidateLimits(t *testing.T) {
+	for _, tc := range []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{}, ""},
+		{Config{RPCTimeout: rpc.NoTimeout, MaxResponseSize: rpc.NoResponseCap}, ""},
+		{Config{BatchLimit: -1}, "rpc.batch-limit"},
+		{Config{RPCTimeout: -time.Second}, "rpc.timeout"},
+		{Config{MaxResponseSize: -1}, "rpc.max-response-size"},
+		{Config{MaxConnections: -1}, "rpc.max-connections"},
+		{Config{MaxTracing: -2}, "rpc.max-tracing-requests"},
+		{Config{MaxSubs: -1}, "ws.max-subscriptions"},
+		{Config{ShutdownTimeout: -time.Second}, "shutdown-timeout"},
+	} {
+		err := tc.cfg.ValidateLimits()
+		if !option.Names(err, tc.field) {
+			t.Errorf("%+v: %v, want a refusal of %q", tc.cfg, err, tc.field)
+		}
+		if tc.field != "" && tc.cfg.Validate() == nil {
+			t.Errorf("Validate accepted %q", tc.field)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,14 @@ const (
 	// DefaultMaxResponseSize caps one answer, single or batch (geth's
 	// --rpc.batch-response-max-size is 25 MB).
 	DefaultMaxResponseSize = 25 << 20
+)
+
+// NoTimeout and NoResponseCap as Options values lift the limit: the largest
+// value, a limit never reached (zero is the default, as everywhere in
+// preconf's configuration).
+const (
+	NoTimeout     time.Duration = math.MaxInt64
+	NoResponseCap               = math.MaxInt
 )
 
 // CodeTimeout is geth's code for a request that ran past its deadline.

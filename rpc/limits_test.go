@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -356,4 +357,34 @@ func httpReadResponse(br *bufio.Reader) (string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
+}
+
+// Zero is the default; NoTimeout and NoResponseCap lift the limits: no
+// deadline on the handler's context, no cap on an answer above the default.
+func TestLimitsDefaultAndNone(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		opts         Options
+		wantDeadline bool
+		bigOK        bool
+	}{
+		{"zero: the defaults", Options{}, true, false},
+		{"none", Options{Timeout: NoTimeout, MaxResponseSize: NoResponseCap}, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := limitServer(tc.opts)
+			s.Register("test_deadline", func(ctx context.Context, _ Params) (any, error) {
+				_, ok := ctx.Deadline()
+				return ok, nil
+			})
+			r := decode(t, s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"test_deadline"}`)))
+			if got := string(r.Result) == "true"; got != tc.wantDeadline {
+				t.Errorf("deadline set: %s, want %v", r.Result, tc.wantDeadline)
+			}
+			big := s.Handle(context.Background(), []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"test_big","params":[%d]}`, DefaultMaxResponseSize+10)))
+			if r := decode(t, big); (r.Error == nil) != tc.bigOK {
+				t.Errorf("answer of %d bytes: error %v, want accepted %v", DefaultMaxResponseSize+10, r.Error, tc.bigOK)
+			}
+		})
+	}
 }

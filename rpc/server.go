@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -43,9 +42,9 @@ type Options struct {
 	// BatchLimit caps the number of requests in one batch (default 1000).
 	BatchLimit int
 	// MaxResponseSize caps the bytes of one answer, a single call's or a
-	// whole batch's (default DefaultMaxResponseSize; negative: no cap).
+	// whole batch's (default DefaultMaxResponseSize; NoResponseCap: none).
 	MaxResponseSize int
-	// Timeout is a message's deadline (default DefaultTimeout; negative:
+	// Timeout is a message's deadline (default DefaultTimeout; NoTimeout:
 	// none): its context ends then, and a call that fails past it is
 	// answered -32002 "request timed out".
 	Timeout time.Duration
@@ -101,14 +100,14 @@ func NewServer(opts Options) *Server {
 	if opts.BatchLimit <= 0 {
 		opts.BatchLimit = 1000
 	}
-	switch {
-	case opts.MaxResponseSize == 0:
+	if opts.MaxResponseSize <= 0 {
 		opts.MaxResponseSize = DefaultMaxResponseSize
-	case opts.MaxResponseSize < 0:
-		opts.MaxResponseSize = math.MaxInt
 	}
-	if opts.Timeout == 0 {
+	switch {
+	case opts.Timeout <= 0:
 		opts.Timeout = DefaultTimeout
+	case opts.Timeout == NoTimeout:
+		opts.Timeout = 0 // from here on, no deadline: no timer is armed (Timeout > 0 tests)
 	}
 	if opts.MaxThrottled <= 0 {
 		opts.MaxThrottled = 2
@@ -121,7 +120,7 @@ func NewServer(opts Options) *Server {
 	}
 	s := &Server{methods: make(map[string]*method), namespaces: make(map[string]bool), opts: opts, log: opts.Logger, metrics: opts.Metrics,
 		throttle: make(throttle, opts.MaxThrottled)}
-	if opts.MaxResponseSize != math.MaxInt {
+	if opts.MaxResponseSize != NoResponseCap {
 		s.limits.maxResponse = opts.MaxResponseSize
 	}
 	s.unknown = s.metrics.forMethod("unknown")

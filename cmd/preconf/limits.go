@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/preconf/preconf/api"
@@ -26,24 +24,13 @@ var limitFlags = []cli.Flag{
 	&cli.DurationFlag{Name: "shutdown-timeout", Value: node.DefaultShutdownTimeout, Usage: "on SIGINT/SIGTERM, how long requests in flight may take to finish", EnvVars: envName("shutdown-timeout")},
 }
 
-// applyLimitFlags sets cfg's limits from the flags.
+// applyLimitFlags sets cfg's limits from the flags; node.Config's
+// ValidateLimits checks them, and its errors name these flags. On the
+// command line 0 is "none" for the timeout and the response cap, as geth's
+// flags spell it.
 func applyLimitFlags(c *cli.Context, cfg *node.Config) error {
-	for _, name := range []string{"rpc.max-connections", "rpc.max-tracing-requests", "ws.max-subscriptions"} {
-		if c.Int(name) <= 0 {
-			return fmt.Errorf("--%s must be positive", name)
-		}
-	}
-	if c.Duration("rpc.timeout") < 0 || c.Int("rpc.max-response-size") < 0 || c.Duration("shutdown-timeout") < 0 {
-		return fmt.Errorf("--rpc.timeout, --rpc.max-response-size and --shutdown-timeout must not be negative")
-	}
-	cfg.RPCTimeout = c.Duration("rpc.timeout")
-	if cfg.RPCTimeout == 0 {
-		cfg.RPCTimeout = -1 // none
-	}
-	cfg.MaxResponseSize = c.Int("rpc.max-response-size")
-	if cfg.MaxResponseSize == 0 {
-		cfg.MaxResponseSize = -1 // no cap
-	}
+	cfg.RPCTimeout = orNone(c.Duration("rpc.timeout"), rpc.NoTimeout)
+	cfg.MaxResponseSize = orNone(c.Int("rpc.max-response-size"), rpc.NoResponseCap)
 	cfg.LogLimits = &api.LogLimits{ // checked by checkAPIConfig
 		MaxRange:   orNone(c.Uint64("rpc.getlogs-max-range"), api.NoLogMaxRange),
 		MaxResults: orNone(c.Int("rpc.getlogs-max-results"), api.NoLogMaxResults),
@@ -57,5 +44,5 @@ func applyLimitFlags(c *cli.Context, cfg *node.Config) error {
 		cfg.APIs = c.StringSlice("http.api")
 	}
 	cfg.ShutdownTimeout = c.Duration("shutdown-timeout")
-	return nil
+	return flagError(cfg.ValidateLimits(), func(field string) string { return field })
 }

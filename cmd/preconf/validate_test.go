@@ -15,6 +15,9 @@ func TestPackageFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
+		{"node", []string{"--rpc.timeout", "-1s"}, "--rpc.timeout must not be negative"},
+		{"node", []string{"--rpc.max-connections", "-1"}, "--rpc.max-connections must not be negative"},
+		{"node, following", append(follow, "--ws.max-subscriptions", "-1"), "--ws.max-subscriptions must not be negative"},
 		{"simulate", []string{"--rpc.evmtimeout", "-2s"}, "--rpc.evmtimeout must not be negative"},
 		{"api", []string{"--rpc.getlogs-max-results", "-1"}, "--rpc.getlogs-max-results must not be negative"},
 		{"api, following", append(follow, "--rpc.getlogs-max-results", "-3"), "--rpc.getlogs-max-results must not be negative"},
