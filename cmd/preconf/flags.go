@@ -42,6 +42,10 @@ func flagError(err error, flag func(field string) string) error {
 	return err
 }
 
+// sameName is the mapping for packages whose options are named as their
+// flags (follower.Config, node.Config's limits).
+func sameName(field string) string { return field }
+
 // prefixed maps a package's option names to flags that add a prefix
 // ("approval" → "wallet.approval").
 func prefixed(prefix string) func(string) string {

@@ -149,7 +149,7 @@ func runFollow(c *cli.Context) error {
 		MaxBackoff: c.Duration("flashblocks.backoff"), Stall: c.Duration("flashblocks.stall"),
 	}
 	if err := fcfg.Validate(); err != nil { // its options are named as these flags
-		return usage("%v", flagError(err, func(field string) string { return field }))
+		return usage("%v", flagError(err, sameName))
 	}
 	cfg.Follow = &fcfg
 	n, err := node.New(cfg)

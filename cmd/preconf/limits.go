@@ -44,5 +44,5 @@ func applyLimitFlags(c *cli.Context, cfg *node.Config) error {
 		cfg.APIs = c.StringSlice("http.api")
 	}
 	cfg.ShutdownTimeout = c.Duration("shutdown-timeout")
-	return flagError(cfg.ValidateLimits(), func(field string) string { return field })
+	return flagError(cfg.ValidateLimits(), sameName)
 }
